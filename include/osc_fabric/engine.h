@@ -1,0 +1,142 @@
+/*
+ * The C ABI between osc_fabric/mpi (C, Open MPI types) and osc_fabric/engine (C++17,
+ * libfabric). Only plain types cross it. Every function is noexcept, returns an
+ * oscf_status (0 = ok, < 0 = error) and reports results through out-parameters.
+ *
+ * Ownership: an oscf_engine is one libfabric endpoint for the whole process; windows
+ * belong to an engine and must be freed before it is closed. Thread safety: every
+ * call may come from any thread; the engine serializes them internally.
+ */
+#ifndef OSC_FABRIC_ENGINE_H
+#define OSC_FABRIC_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. The MPI layer maps each to an OMPI_ERR_* in exactly one place. */
+typedef enum oscf_status {
+    OSCF_OK = 0,
+    OSCF_ERR_RMA_SYNC = -1,     /* call not allowed in the current epoch state */
+    OSCF_ERR_RMA_RANGE = -2,    /* access outside the target's window */
+    OSCF_ERR_RMA_CONFLICT = -3, /* conflicting lock requests */
+    OSCF_ERR_ARG = -4,          /* invalid argument (rank, size, assert) */
+    OSCF_ERR_NO_MEM = -5,
+    OSCF_ERR_FABRIC = -6,       /* libfabric reported an error; the log has fi_strerror text */
+    OSCF_ERR_UNSUPPORTED = -7,  /* the provider or this build cannot do it */
+    OSCF_ERR_NO_PROVIDER = -8,  /* no usable libfabric provider */
+    OSCF_ERR_INTERNAL = -9,     /* a bug: an exception escaped the engine */
+    OSCF_ERR_RMA_FLAVOR = -10,  /* operation not valid for this window flavor */
+} oscf_status;
+
+/* Human-readable name of a status, for log messages. */
+const char *oscf_status_str(int status);
+
+/* Log sink: the MPI layer routes engine messages to opal_output. level 0 = always
+ * shown (provider failures), higher = verbose. */
+typedef void (*oscf_log_fn)(int level, const char *msg);
+void oscf_set_log(oscf_log_fn fn, int verbosity);
+
+typedef struct oscf_engine oscf_engine;
+typedef struct oscf_win oscf_win;
+
+typedef struct oscf_engine_config {
+    /* Comma-separated provider names to accept ("shm", "tcp", "tcp;ofi_rxm"), or NULL/""
+     * for automatic choice. */
+    const char *provider_include;
+    /* True when every process of the job runs on this node: shm is then preferred. */
+    int job_is_node_local;
+    /* Start a thread that drives progress so passive targets are served while the
+     * application computes outside MPI. */
+    int progress_thread;
+} oscf_engine_config;
+
+int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out);
+int oscf_engine_close(oscf_engine *eng);
+/* Provider name, e.g. "shm" or "tcp;ofi_rxm"; valid while the engine is open. */
+const char *oscf_engine_provider(const oscf_engine *eng);
+/* True when the provider reaches only processes on this node. */
+int oscf_engine_node_local_only(const oscf_engine *eng);
+/* Drive progress once without blocking. Returns the number of completions handled
+ * (>= 0) or a status. Safe to call from opal_progress at any time. */
+int oscf_engine_progress(oscf_engine *eng);
+
+/* ---- windows ---------------------------------------------------------------------- */
+
+typedef enum oscf_win_flavor { OSCF_FLAVOR_CREATE = 1, OSCF_FLAVOR_ALLOCATE = 2 } oscf_win_flavor;
+
+typedef struct oscf_win_params {
+    oscf_win_flavor flavor;
+    void *base;      /* CREATE: user memory; ignored for ALLOCATE */
+    size_t size;     /* bytes exposed by this process */
+    int disp_unit;
+    int comm_rank;
+    int comm_size;
+} oscf_win_params;
+
+/* Window creation is collective and runs in three steps so the MPI layer can use the
+ * communicator's collectives in between:
+ *   1. oscf_win_create: local setup (allocate, register); returns base for ALLOCATE.
+ *   2. the MPI layer allgathers oscf_win_blob_size() bytes from oscf_win_local_blob().
+ *   3. oscf_win_connect with every rank's blob, in rank order.
+ * Any failure in 1 or 3 must still be agreed on collectively by the caller. */
+int oscf_win_create(oscf_engine *eng, const oscf_win_params *p, oscf_win **out, void **base_out);
+size_t oscf_win_blob_size(const oscf_win *win);
+int oscf_win_local_blob(const oscf_win *win, void *blob);
+int oscf_win_connect(oscf_win *win, const void *blobs);
+
+/* Fails with OSCF_ERR_RMA_SYNC while a passive-target epoch is open; otherwise
+ * completes outstanding operations. The caller then synchronizes (barrier) and calls
+ * oscf_win_destroy, which releases everything. */
+int oscf_win_free_begin(oscf_win *win);
+int oscf_win_destroy(oscf_win *win);
+
+/* Contiguous data movement of len bytes to/from the target's window at
+ * target_disp * (the target's disp_unit) + byte_offset. The engine knows every peer's
+ * disp_unit and window size and checks the range. */
+int oscf_win_put(oscf_win *win, int target, const void *origin, size_t len, int64_t target_disp,
+                 int64_t byte_offset);
+int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t target_disp,
+                 int64_t byte_offset);
+
+/* ---- synchronization -------------------------------------------------------------- */
+
+/* Assert bits, same meaning as MPI_MODE_*; the MPI layer translates. */
+enum {
+    OSCF_MODE_NOCHECK = 1,
+    OSCF_MODE_NOSTORE = 2,
+    OSCF_MODE_NOPUT = 4,
+    OSCF_MODE_NOPRECEDE = 8,
+    OSCF_MODE_NOSUCCEED = 16,
+};
+
+/* Fence, local part: completes this origin's operations and moves the epoch state.
+ * The caller barriers on the window's communicator afterwards. */
+int oscf_win_fence(oscf_win *win, int assert_bits);
+
+int oscf_win_lock(oscf_win *win, int target, int exclusive, int assert_bits);
+int oscf_win_unlock(oscf_win *win, int target);
+int oscf_win_lock_all(oscf_win *win, int assert_bits);
+int oscf_win_unlock_all(oscf_win *win);
+/* target < 0 means all targets. Local variants wait only for origin buffers to be
+ * reusable. */
+int oscf_win_flush(oscf_win *win, int target);
+int oscf_win_flush_local(oscf_win *win, int target);
+int oscf_win_sync(oscf_win *win);
+
+/* ---- introspection for tests ------------------------------------------------------ */
+typedef struct oscf_win_stats {
+    uint64_t puts, gets;          /* fabric writes/reads posted (after chunking) */
+    uint64_t lock_attempts;       /* remote atomics issued to acquire locks */
+    uint64_t injected;            /* writes posted with FI_INJECT */
+} oscf_win_stats;
+int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

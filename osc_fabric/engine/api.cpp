@@ -1,0 +1,185 @@
+// The C ABI of include/osc_fabric/engine.h: the only functions the MPI layer calls.
+// Each one validates its handles, takes the engine lock and runs inside guard(), which
+// turns any escaped exception into OSCF_ERR_INTERNAL (or OSCF_ERR_NO_MEM) so nothing
+// unwinds into Open MPI.
+#include <new>
+
+#include "window.h"
+
+using namespace oscf;
+using Guard = oscf_win::Guard;
+
+namespace {
+
+template <class F>
+int guard(const char *fn, F &&f) noexcept {
+    try {
+        return f();
+    } catch (const std::bad_alloc &) {
+        log(0, "%s: out of memory", fn);
+        return OSCF_ERR_NO_MEM;
+    } catch (const std::exception &e) {
+        log(0, "%s: internal error: %s", fn, e.what());
+    } catch (...) {
+        log(0, "%s: internal error", fn);
+    }
+    return OSCF_ERR_INTERNAL;
+}
+
+// Runs f(win, lock) with the engine lock held.
+template <class F>
+int with_window(const char *fn, oscf_win *win, F &&f) noexcept {
+    if (!win) return OSCF_ERR_ARG;
+    return guard(fn, [&]() -> int {
+        Guard lk(win->engine().progress->mutex());
+        return f(*win, lk);
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
+    if (!cfg || !out) return OSCF_ERR_ARG;
+    return guard(__func__, [&]() -> int {
+        auto eng = std::make_unique<oscf_engine>();
+        int rc = Fabric::open(*cfg, eng->fabric);
+        if (rc) return rc;
+        eng->progress = std::make_unique<Progress>(*eng->fabric);
+        if (cfg->progress_thread)
+            eng->progress_thread = std::make_unique<ProgressThread>(*eng->progress, 10);
+        *out = eng.release();
+        return OSCF_OK;
+    });
+}
+
+int oscf_engine_close(oscf_engine *eng) {
+    if (!eng) return OSCF_OK;
+    return guard(__func__, [&]() -> int {
+        if (eng->live_windows) {
+            log(0, "engine closed with %d windows still open", eng->live_windows);
+            return OSCF_ERR_RMA_SYNC;
+        }
+        delete eng;
+        return OSCF_OK;
+    });
+}
+
+const char *oscf_engine_provider(const oscf_engine *eng) {
+    return eng ? eng->fabric->provider().c_str() : "";
+}
+
+int oscf_engine_node_local_only(const oscf_engine *eng) {
+    return eng && eng->fabric->node_local_only();
+}
+
+int oscf_engine_progress(oscf_engine *eng) {
+    if (!eng) return 0;
+    return guard(__func__, [&]() -> int { return eng->progress->poll(); });
+}
+
+int oscf_win_create(oscf_engine *eng, const oscf_win_params *p, oscf_win **out, void **base_out) {
+    if (!eng || !p || !out) return OSCF_ERR_ARG;
+    return guard(__func__, [&]() -> int {
+        Guard lk(eng->progress->mutex());
+        auto win = std::make_unique<oscf_win>(*eng);
+        int rc = win->init(*p, base_out);
+        if (rc) return rc;
+        ++eng->live_windows;
+        *out = win.release();
+        return OSCF_OK;
+    });
+}
+
+size_t oscf_win_blob_size(const oscf_win *) { return sizeof(WinBlob); }
+
+int oscf_win_local_blob(const oscf_win *win, void *blob) {
+    if (!win || !blob) return OSCF_ERR_ARG;
+    return guard(__func__, [&]() -> int {
+        Guard lk(const_cast<oscf_win *>(win)->engine().progress->mutex());
+        win->local_blob(static_cast<WinBlob *>(blob));
+        return OSCF_OK;
+    });
+}
+
+int oscf_win_connect(oscf_win *win, const void *blobs) {
+    if (!blobs) return OSCF_ERR_ARG;
+    return with_window(__func__, win, [&](oscf_win &w, Guard &) {
+        return w.connect(static_cast<const WinBlob *>(blobs));
+    });
+}
+
+int oscf_win_free_begin(oscf_win *win) {
+    return with_window(__func__, win, [](oscf_win &w, Guard &lk) { return w.free_begin(lk); });
+}
+
+int oscf_win_destroy(oscf_win *win) {
+    if (!win) return OSCF_OK;
+    return guard(__func__, [&]() -> int {
+        oscf_engine &eng = win->engine();
+        Guard lk(eng.progress->mutex());
+        delete win;
+        --eng.live_windows;
+        return OSCF_OK;
+    });
+}
+
+int oscf_win_put(oscf_win *win, int target, const void *origin, size_t len, int64_t disp,
+                 int64_t offset) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        return w.put(lk, target, origin, len, disp, offset);
+    });
+}
+
+int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t disp,
+                 int64_t offset) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        return w.get(lk, target, origin, len, disp, offset);
+    });
+}
+
+int oscf_win_fence(oscf_win *win, int assert_bits) {
+    return with_window(__func__, win,
+                       [&](oscf_win &w, Guard &lk) { return w.fence(lk, assert_bits); });
+}
+
+int oscf_win_lock(oscf_win *win, int target, int exclusive, int assert_bits) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        return w.lock(lk, target, exclusive != 0, assert_bits);
+    });
+}
+
+int oscf_win_unlock(oscf_win *win, int target) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) { return w.unlock(lk, target); });
+}
+
+int oscf_win_lock_all(oscf_win *win, int assert_bits) {
+    return with_window(__func__, win,
+                       [&](oscf_win &w, Guard &lk) { return w.lock_all(lk, assert_bits); });
+}
+
+int oscf_win_unlock_all(oscf_win *win) {
+    return with_window(__func__, win, [](oscf_win &w, Guard &lk) { return w.unlock_all(lk); });
+}
+
+int oscf_win_flush(oscf_win *win, int target) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) { return w.flush(lk, target); });
+}
+
+// Every operation completes only when delivered, so local completion has nothing
+// cheaper to wait for yet; the separate entry keeps the MPI layer honest about which
+// one it asked for.
+int oscf_win_flush_local(oscf_win *win, int target) { return oscf_win_flush(win, target); }
+
+int oscf_win_sync(oscf_win *win) {
+    return with_window(__func__, win, [](oscf_win &w, Guard &lk) { return w.sync(lk); });
+}
+
+int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out) {
+    if (!win || !out) return OSCF_ERR_ARG;
+    *out = win->stats;
+    return OSCF_OK;
+}
+
+}  // extern "C"

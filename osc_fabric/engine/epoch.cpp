@@ -1,0 +1,61 @@
+// Which calls are allowed when. An origin may access a target inside a fence epoch
+// (after a fence not asserting MPI_MODE_NOSUCCEED), under MPI_Win_lock of that target,
+// or under MPI_Win_lock_all. Anything else is MPI_ERR_RMA_SYNC. A fence epoch in which
+// this process issued nothing may be ended by a lock call: the common "fence to set up,
+// then lock" program does that, and nothing can be pending.
+#include "window.h"
+
+using namespace oscf;
+
+int oscf_win::check_target(int target) const {
+    if (target < 0 || target >= size_)
+        return usage_error(OSCF_ERR_ARG, "target rank %d outside window group of %d", target, size_);
+    return OSCF_OK;
+}
+
+int oscf_win::close_idle_fence(const char *what) {
+    if (!fence_open_) return OSCF_OK;
+    if (ops_since_fence_)
+        return usage_error(OSCF_ERR_RMA_SYNC, "%s inside a fence epoch with operations pending", what);
+    fence_open_ = false;
+    return OSCF_OK;
+}
+
+int oscf_win::begin_access(Guard &lk, int target, const char *what) {
+    int rc = check_target(target);
+    if (rc) return rc;
+    Peer &p = peers_[static_cast<size_t>(target)];
+    if (fence_open_) {
+        ops_since_fence_ = true;
+        return OSCF_OK;
+    }
+    if (p.lock != LockMode::none) return OSCF_OK;
+    if (lock_all_) {
+        // lock_all takes each target's shared lock on first use: lock_all itself stays
+        // O(1) and unlock_all touches only the targets used.
+        p.lock = LockMode::shared;
+        if (!lock_all_nocheck_) {
+            rc = acquire(lk, p, false);
+            if (rc) {
+                p.lock = LockMode::none;
+                return rc;
+            }
+            p.lock_acquired = true;
+        }
+        lock_all_acquired_.push_back(target);
+        return OSCF_OK;
+    }
+    return usage_error(OSCF_ERR_RMA_SYNC, "%s to rank %d outside an access epoch", what, target);
+}
+
+int oscf_win::fence(Guard &lk, int assert_bits) {
+    if (lock_all_ || locks_held_)
+        return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_fence inside a passive-target epoch");
+    // Complete everything this origin issued; the MPI layer's barrier then makes all
+    // origins' operations complete before anyone leaves the fence.
+    int rc = wait_idle(lk, all_ops_);
+    if (!rc) rc = all_ops_.take_error();
+    fence_open_ = (assert_bits & OSCF_MODE_NOSUCCEED) == 0;
+    ops_since_fence_ = false;
+    return rc;
+}

@@ -1,0 +1,214 @@
+#include "fabric.h"
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace oscf {
+namespace {
+
+constexpr uint32_t kFabricVersion = FI_VERSION(1, 9);
+
+std::vector<std::string> split_list(const char *s) {
+    std::vector<std::string> out;
+    if (!s) return out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (!item.empty()) out.push_back(item);
+    }
+    return out;
+}
+
+// "tcp" names "tcp;ofi_rxm" too: users think of the core provider, not the utility layer.
+bool name_matches(const std::string &prov, const std::string &want) {
+    return prov == want || prov.rfind(want + ";", 0) == 0;
+}
+
+// Lower is better. Providers we know to work for RMA and atomics, fastest first; a
+// provider that only reaches this node ranks first only when the whole job is here.
+// udp;ofi_rxd (atomics crash on 1.17) and the experimental net provider are never picked
+// automatically.
+int default_rank(const std::string &prov, bool job_is_node_local) {
+    if (prov == "shm") return job_is_node_local ? 0 : -1;
+    if (prov.find("ofi_rxd") != std::string::npos) return -1;
+    if (prov.rfind("net", 0) == 0) return -1;
+    static const char *const order[] = {"cxi",  "efa",  "verbs;ofi_rxm", "psm3",
+                                        "opx",  "psm2", "tcp;ofi_rxm",   "sockets"};
+    for (size_t i = 0; i < sizeof order / sizeof *order; ++i)
+        if (prov == order[i]) return static_cast<int>(i) + 1;
+    return 100;
+}
+
+info_ptr make_hints() {
+    info_ptr hints(fi_allocinfo());
+    if (!hints) return hints;
+    hints->caps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    hints->ep_attr->type = FI_EP_RDM;
+    // No FI_MR_LOCAL: origin buffers are used without registration. Providers that
+    // need it are not usable yet.
+    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;  // the engine lock serializes calls
+    hints->mode = 0;  // we pass plain pointers as contexts (no FI_CONTEXT)
+    return hints;
+}
+
+// The lock protocol needs 64-bit fetch-add and compare-swap on the target.
+bool has_lock_atomics(fid_ep *ep) {
+    size_t fcount = 0, ccount = 0;
+    int rc1 = fi_fetch_atomicvalid(ep, FI_UINT64, FI_SUM, &fcount);
+    int rc2 = fi_compare_atomicvalid(ep, FI_UINT64, FI_CSWAP, &ccount);
+    return rc1 == 0 && rc2 == 0 && fcount >= 1 && ccount >= 1;
+}
+
+}  // namespace
+
+int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
+    info_ptr hints = make_hints();
+    if (!hints) return OSCF_ERR_NO_MEM;
+    fi_info *raw = nullptr;
+    int rc = fi_getinfo(kFabricVersion, nullptr, nullptr, 0, hints.get(), &raw);
+    info_ptr all(raw);
+    if (rc == -FI_ENODATA) {
+        log(1, "no libfabric provider offers FI_EP_RDM with FI_RMA|FI_ATOMIC%s",
+            std::getenv("FI_PROVIDER") ? " (FI_PROVIDER is set)" : "");
+        return OSCF_ERR_NO_PROVIDER;
+    }
+    if (rc) return fabric_error("fi_getinfo", rc);
+
+    // An explicit list (our MCA parameter, else FI_PROVIDER which fi_getinfo already
+    // applied) is honoured as given, in the user's order; otherwise we rank.
+    std::vector<std::string> include = split_list(cfg.provider_include);
+    bool explicit_choice = !include.empty() || std::getenv("FI_PROVIDER");
+    std::vector<std::pair<int, fi_info *>> candidates;
+    for (fi_info *i = all.get(); i; i = i->next) {
+        std::string name = i->fabric_attr->prov_name;
+        int rank;
+        if (!include.empty()) {
+            auto it = std::find_if(include.begin(), include.end(),
+                                   [&](const std::string &w) { return name_matches(name, w); });
+            rank = it == include.end() ? -1 : static_cast<int>(it - include.begin());
+        } else if (explicit_choice) {
+            rank = 0;
+        } else {
+            rank = default_rank(name, cfg.job_is_node_local != 0);
+        }
+        if (rank >= 0) candidates.emplace_back(rank, i);
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    if (candidates.empty()) {
+        log(1, "no acceptable libfabric provider (include list '%s')",
+            cfg.provider_include ? cfg.provider_include : "");
+        return OSCF_ERR_NO_PROVIDER;
+    }
+
+    for (auto &c : candidates) {
+        auto fab = std::make_unique<Fabric>();
+        rc = fab->setup(info_ptr(fi_dupinfo(c.second)));
+        if (rc == OSCF_OK) {
+            log(5, "using provider %s, domain %s", fab->provider_.c_str(),
+                fab->info_->domain_attr->name);
+            out = std::move(fab);
+            return OSCF_OK;
+        }
+        log(1, "provider %s unusable: %s", c.second->fabric_attr->prov_name, oscf_status_str(rc));
+    }
+    return OSCF_ERR_NO_PROVIDER;
+}
+
+int Fabric::setup(info_ptr info) {
+    if (!info) return OSCF_ERR_NO_MEM;
+    info_ = std::move(info);
+    provider_ = info_->fabric_attr->prov_name;
+
+    fid_fabric *fab = nullptr;
+    int rc = fi_fabric(info_->fabric_attr, &fab, nullptr);
+    if (rc) return fabric_error("fi_fabric", rc);
+    fabric_.reset(fab);
+
+    fid_domain *dom = nullptr;
+    rc = fi_domain(fabric_.get(), info_.get(), &dom, nullptr);
+    if (rc) return fabric_error("fi_domain", rc);
+    domain_.reset(dom);
+
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    fid_av *av = nullptr;
+    rc = fi_av_open(domain_.get(), &av_attr, &av, nullptr);
+    if (rc) return fabric_error("fi_av_open", rc);
+    av_.reset(av);
+
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_CONTEXT;
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    fid_cq *cq = nullptr;
+    rc = fi_cq_open(domain_.get(), &cq_attr, &cq, nullptr);
+    if (rc) return fabric_error("fi_cq_open", rc);
+    cq_.reset(cq);
+
+    fid_ep *ep = nullptr;
+    rc = fi_endpoint(domain_.get(), info_.get(), &ep, nullptr);
+    if (rc) return fabric_error("fi_endpoint", rc);
+    ep_.reset(ep);
+    if ((rc = fi_ep_bind(ep_.get(), &av_->fid, 0))) return fabric_error("fi_ep_bind(av)", rc);
+    if ((rc = fi_ep_bind(ep_.get(), &cq_->fid, FI_TRANSMIT | FI_RECV)))
+        return fabric_error("fi_ep_bind(cq)", rc);
+    if ((rc = fi_enable(ep_.get()))) return fabric_error("fi_enable", rc);
+
+    if (!has_lock_atomics(ep_.get())) {
+        log(1, "provider %s lacks 64-bit fetch-add/compare-swap", provider_.c_str());
+        return OSCF_ERR_UNSUPPORTED;
+    }
+
+    size_t addrlen = 0;
+    rc = fi_getname(&ep_->fid, nullptr, &addrlen);
+    if (rc != -FI_ETOOSMALL && rc) return fabric_error("fi_getname", rc);
+    local_addr_.resize(addrlen);
+    if ((rc = fi_getname(&ep_->fid, local_addr_.data(), &addrlen)))
+        return fabric_error("fi_getname", rc);
+    local_addr_.resize(addrlen);
+
+    uint64_t mr_mode = info_->domain_attr->mr_mode;
+    limits_.inject_size = info_->tx_attr->inject_size;
+    limits_.max_msg_size = info_->ep_attr->max_msg_size;
+    limits_.virt_addr = (mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
+    limits_.prov_key = (mr_mode & (FI_MR_PROV_KEY | FI_MR_BASIC)) != 0;
+    return OSCF_OK;
+}
+
+int Fabric::insert_address(const void *addr, size_t len, fi_addr_t *out) {
+    std::string k(static_cast<const char *>(addr), len);
+    auto it = addr_cache_.find(k);
+    if (it != addr_cache_.end()) {
+        *out = it->second;
+        return OSCF_OK;
+    }
+    fi_addr_t fa = FI_ADDR_UNSPEC;
+    int n = fi_av_insert(av_.get(), addr, 1, &fa, 0, nullptr);
+    if (n != 1) return fabric_error("fi_av_insert", n < 0 ? n : -FI_EINVAL);
+    addr_cache_.emplace(std::move(k), fa);
+    *out = fa;
+    return OSCF_OK;
+}
+
+int Fabric::register_memory(void *buf, size_t len, fid_ptr<fid_mr> &mr, uint64_t *key) {
+    uint64_t requested = limits_.prov_key ? 0 : next_key_++;
+    fid_mr *m = nullptr;
+    int rc = fi_mr_reg(domain_.get(), buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, requested, 0,
+                       &m, nullptr);
+    if (rc) return fabric_error("fi_mr_reg", rc);
+    mr.reset(m);
+    *key = fi_mr_key(m);
+    if (*key == FI_KEY_NOTAVAIL) return fabric_error("fi_mr_key", -FI_ENOKEY);
+    return OSCF_OK;
+}
+
+}  // namespace oscf

@@ -1,0 +1,64 @@
+// One libfabric endpoint and everything under it: fabric, domain, address vector,
+// completion queue, endpoint. Owned by the Engine; outlives every window. Not
+// thread-safe on its own: callers hold the engine lock (see progress.h).
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fid.h"
+
+namespace oscf {
+
+// What the rest of the engine needs to know about the chosen provider.
+struct ProviderLimits {
+    size_t inject_size = 0;   // writes up to this size may use FI_INJECT
+    size_t max_msg_size = 0;  // one fi_write/fi_read moves at most this much
+    bool virt_addr = false;   // remote addresses are virtual addresses, not MR offsets
+    bool prov_key = false;    // the provider chooses MR keys
+};
+
+class Fabric {
+public:
+    // Picks a provider (see select_provider in fabric.cpp) and opens it.
+    static int open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out);
+
+    const std::string &provider() const { return provider_; }
+    bool node_local_only() const { return provider_ == "shm"; }
+    const ProviderLimits &limits() const { return limits_; }
+    const std::vector<uint8_t> &local_address() const { return local_addr_; }
+
+    // Inserts a peer address (idempotent: repeated windows reuse the entry).
+    int insert_address(const void *addr, size_t len, fi_addr_t *out);
+
+    // Registers [buf, buf+len) for remote read/write/atomics.
+    int register_memory(void *buf, size_t len, fid_ptr<fid_mr> &mr, uint64_t *key);
+
+    fid_ep *ep() const { return ep_.get(); }
+    fid_cq *cq() const { return cq_.get(); }
+
+private:
+    int setup(info_ptr info);
+
+    // Declaration order is teardown order in reverse: children close first.
+    info_ptr info_;
+    fid_ptr<fid_fabric> fabric_;
+    fid_ptr<fid_domain> domain_;
+    fid_ptr<fid_av> av_;
+    fid_ptr<fid_cq> cq_;
+    fid_ptr<fid_ep> ep_;
+
+    std::string provider_;
+    ProviderLimits limits_;
+    std::vector<uint8_t> local_addr_;
+    std::unordered_map<std::string, fi_addr_t> addr_cache_;
+    uint64_t next_key_ = 1;  // for providers where we choose MR keys
+};
+
+}  // namespace oscf

@@ -1,0 +1,38 @@
+// Completion waits. Every operation is posted with FI_DELIVERY_COMPLETE (puts) or
+// completes only when its data is here (gets, fetching atomics), so "counter idle"
+// means complete at the target, which is what MPI_Win_flush promises.
+#include <atomic>
+
+#include "window.h"
+
+using namespace oscf;
+
+int oscf_win::wait_idle(Guard &lk, OpCounter &c) {
+    return progress().wait_until(lk, [&c] { return c.idle(); });
+}
+
+int oscf_win::flush(Guard &lk, int target) {
+    if (target < 0) {
+        if (!lock_all_ && !locks_held_)
+            return usage_error(OSCF_ERR_RMA_SYNC, "flush outside a passive-target epoch");
+        int rc = wait_idle(lk, all_ops_);
+        return rc ? rc : all_ops_.take_error();
+    }
+    int rc = check_target(target);
+    if (rc) return rc;
+    Peer &p = peers_[static_cast<size_t>(target)];
+    if (!lock_all_ && p.lock == LockMode::none)
+        return usage_error(OSCF_ERR_RMA_SYNC, "flush of rank %d, which is not locked", target);
+    rc = wait_idle(lk, p.ops);
+    return rc ? rc : p.ops.take_error();
+}
+
+int oscf_win::sync(Guard &lk) {
+    // Make remote updates that completed visible to local loads and our stores visible
+    // to the fabric; a round of progress lets pending incoming RMA land first.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    int rc = progress().run_locked();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    (void)lk;
+    return rc < 0 ? rc : OSCF_OK;
+}

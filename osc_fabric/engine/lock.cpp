@@ -1,0 +1,127 @@
+// The passive-target lock protocol. Each window has one 64-bit lock word per process,
+// in the target's WindowState, changed only with remote atomics, so a target never has
+// to take part (beyond libfabric progress on providers with manual progress):
+//
+//   lock word = kExclusive * (exclusive holder ? 1 : 0) + (number of shared holders)
+//
+//   shared acquire:    old = fetch_add(+1); if old >= kExclusive: fetch_add(-1), back off, retry
+//   exclusive acquire: old = compare_swap(expect 0, set kExclusive); if old != 0: back off, retry
+//   release:           fetch_add(-1) or fetch_add(-kExclusive)
+//
+// Shared attempts that fail undo themselves, so a writer sees 0 once the readers left.
+// Every access to a lock word goes through the fabric, including our own: NIC (and
+// libfabric software) atomics are not coherent with CPU atomics.
+#include <rdma/fi_atomic.h>
+
+#include <chrono>
+
+#include "window.h"
+
+using namespace oscf;
+
+namespace {
+constexpr uint64_t kExclusive = uint64_t{1} << 32;
+constexpr uint64_t kLockWordOffset = offsetof(WindowState, lock);
+}  // namespace
+
+int oscf_win::lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
+                               uint64_t *old) {
+    OpCounter done;
+    uint64_t addr = p.state_base + kLockWordOffset;
+    ++stats.lock_attempts;
+    int rc = progress().post("lock word atomic", [&]() -> ssize_t {
+        if (op == FI_CSWAP)
+            return fi_compare_atomic(fab().ep(), &operand, 1, nullptr, &compare, nullptr, old,
+                                     nullptr, p.addr, addr, p.state_key, FI_UINT64, FI_CSWAP,
+                                     &done);
+        return fi_fetch_atomic(fab().ep(), &operand, 1, nullptr, old, nullptr, p.addr, addr,
+                               p.state_key, FI_UINT64, static_cast<fi_op>(op), &done);
+    });
+    if (rc) return rc;
+    done.on_post();
+    rc = wait_idle(lk, done);
+    return rc ? rc : done.take_error();
+}
+
+int oscf_win::acquire(Guard &lk, Peer &p, bool exclusive) {
+    using clock = std::chrono::steady_clock;
+    auto backoff = std::chrono::microseconds(1);
+    for (;;) {
+        uint64_t old = 0;
+        int rc = exclusive ? lock_word_atomic(lk, p, FI_CSWAP, kExclusive, 0, &old)
+                           : lock_word_atomic(lk, p, FI_SUM, 1, 0, &old);
+        if (rc) return rc;
+        if (exclusive ? old == 0 : old < kExclusive) return OSCF_OK;
+        if (!exclusive && (rc = lock_word_atomic(lk, p, FI_SUM, ~uint64_t{0}, 0, &old))) return rc;
+        // Back off while still serving our own incoming traffic: the holder may be
+        // waiting for us.
+        auto until = clock::now() + backoff;
+        rc = progress().wait_until(lk, [until] { return clock::now() >= until; });
+        if (rc) return rc;
+        backoff = std::min(backoff * 2, std::chrono::microseconds(1000));
+    }
+}
+
+int oscf_win::release(Guard &lk, Peer &p) {
+    uint64_t old = 0;
+    uint64_t delta = p.lock == LockMode::exclusive ? kExclusive : 1;
+    return lock_word_atomic(lk, p, FI_SUM, uint64_t{0} - delta, 0, &old);
+}
+
+int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
+    int rc = check_target(target);
+    if (rc) return rc;
+    if (lock_all_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_lock inside MPI_Win_lock_all");
+    if ((rc = close_idle_fence("MPI_Win_lock"))) return rc;
+    Peer &p = peers_[static_cast<size_t>(target)];
+    if (p.lock != LockMode::none)
+        return usage_error(OSCF_ERR_RMA_CONFLICT, "rank %d is already locked by this process", target);
+    bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
+    if (!nocheck && (rc = acquire(lk, p, exclusive))) return rc;
+    p.lock = exclusive ? LockMode::exclusive : LockMode::shared;
+    p.lock_acquired = !nocheck;
+    ++locks_held_;
+    return OSCF_OK;
+}
+
+int oscf_win::unlock(Guard &lk, int target) {
+    int rc = check_target(target);
+    if (rc) return rc;
+    Peer &p = peers_[static_cast<size_t>(target)];
+    if (lock_all_ || p.lock == LockMode::none)
+        return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock of rank %d, which is not locked", target);
+    // Operations must be complete at the target before others may take the lock.
+    rc = wait_idle(lk, p.ops);
+    int op_err = p.ops.take_error();
+    if (!rc && p.lock_acquired) rc = release(lk, p);
+    p.lock = LockMode::none;
+    p.lock_acquired = false;
+    --locks_held_;
+    return rc ? rc : op_err;
+}
+
+int oscf_win::lock_all(Guard &, int assert_bits) {
+    if (lock_all_ || locks_held_)
+        return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_lock_all inside a passive-target epoch");
+    int rc = close_idle_fence("MPI_Win_lock_all");
+    if (rc) return rc;
+    lock_all_ = true;
+    lock_all_nocheck_ = (assert_bits & OSCF_MODE_NOCHECK) != 0;
+    lock_all_acquired_.clear();
+    return OSCF_OK;
+}
+
+int oscf_win::unlock_all(Guard &lk) {
+    if (!lock_all_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all");
+    int rc = wait_idle(lk, all_ops_);
+    int op_err = all_ops_.take_error();
+    for (int t : lock_all_acquired_) {
+        Peer &p = peers_[static_cast<size_t>(t)];
+        if (!rc && p.lock_acquired) rc = release(lk, p);
+        p.lock = LockMode::none;
+        p.lock_acquired = false;
+    }
+    lock_all_acquired_.clear();
+    lock_all_ = false;
+    return rc ? rc : op_err;
+}

@@ -1,0 +1,53 @@
+#include "progress.h"
+
+#include <rdma/fi_domain.h>
+
+#include <chrono>
+
+namespace oscf {
+
+int Progress::run_locked() {
+    fi_cq_entry entries[16];
+    ssize_t n = fi_cq_read(fab_.cq(), entries, 16);
+    if (n > 0) {
+        for (ssize_t i = 0; i < n; ++i)
+            if (entries[i].op_context)
+                static_cast<OpCounter *>(entries[i].op_context)->on_complete(OSCF_OK);
+        return static_cast<int>(n);
+    }
+    if (n == -FI_EAGAIN) return 0;
+    if (n != -FI_EAVAIL) return fabric_error("fi_cq_read", n);
+
+    // A failed operation: report the provider's own words, then count it as completed
+    // so waiters wake up and see the error.
+    fi_cq_err_entry err{};
+    ssize_t rc = fi_cq_readerr(fab_.cq(), &err, 0);
+    if (rc < 0) return fabric_error("fi_cq_readerr", rc);
+    char buf[256];
+    const char *detail = fi_cq_strerror(fab_.cq(), err.prov_errno, err.err_data, buf, sizeof buf);
+    log(0, "RMA operation failed: %s (%s)", fi_strerror(err.err), detail ? detail : "");
+    if (err.op_context) static_cast<OpCounter *>(err.op_context)->on_complete(OSCF_ERR_FABRIC);
+    return 1;
+}
+
+int Progress::poll() {
+    std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+    if (!lk.owns_lock()) return 0;
+    return run_locked();
+}
+
+ProgressThread::ProgressThread(Progress &p, unsigned idle_sleep_us) : progress_(p) {
+    thread_ = std::thread([this, idle_sleep_us] {
+        while (!stop_.load(std::memory_order_relaxed)) {
+            if (progress_.poll() == 0)
+                std::this_thread::sleep_for(std::chrono::microseconds(idle_sleep_us));
+        }
+    });
+}
+
+ProgressThread::~ProgressThread() {
+    stop_.store(true);
+    thread_.join();
+}
+
+}  // namespace oscf

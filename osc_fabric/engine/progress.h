@@ -1,0 +1,107 @@
+// Completion tracking and progress. Every posted fabric operation carries a pointer to
+// an OpCounter as its libfabric context; reading the CQ bumps that counter (and its
+// parent, the window-wide counter). Flush therefore means "drive progress until the
+// counter is idle".
+//
+// Locking: one mutex per engine (Progress::mutex) protects the fabric, every window
+// and every counter. Public engine entry points take it; functions named *_locked and
+// all Window methods assume it is held. wait_until releases it between polls so the
+// progress thread and other application threads can get in.
+#pragma once
+
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "fabric.h"
+
+namespace oscf {
+
+struct OpCounter {
+    uint64_t posted = 0;
+    uint64_t completed = 0;
+    int error = OSCF_OK;          // first failure since the last take_error()
+    OpCounter *parent = nullptr;  // window-wide totals, or nullptr
+
+    bool idle() const { return posted == completed; }
+    void on_post() {
+        ++posted;
+        if (parent) ++parent->posted;
+    }
+    void on_complete(int status) {
+        ++completed;
+        if (status != OSCF_OK && error == OSCF_OK) error = status;
+        if (parent) parent->on_complete(status);
+    }
+    int take_error() { return std::exchange(error, OSCF_OK); }
+};
+
+class Progress {
+public:
+    explicit Progress(Fabric &fab) : fab_(fab) {}
+
+    std::mutex &mutex() { return mu_; }
+
+    // Reads the CQ once and dispatches what it finds. Lock held. Returns the number of
+    // completions handled, or an OSCF error if the CQ itself failed.
+    int run_locked();
+
+    // Non-blocking entry for opal_progress and the progress thread: skips the round if
+    // another thread is already inside the engine.
+    int poll();
+
+    // Drives progress until done() is true. Lock held on entry and exit.
+    template <class Done>
+    int wait_until(std::unique_lock<std::mutex> &lk, Done done) {
+        while (!done()) {
+            int rc = run_locked();
+            if (rc < 0) return rc;
+            if (rc == 0 && !done()) {
+                lk.unlock();
+                std::this_thread::yield();
+                lk.lock();
+            }
+        }
+        return OSCF_OK;
+    }
+
+    // Posts one operation with `post()` (a call returning a libfabric status). Resource
+    // exhaustion (-FI_EAGAIN) is absorbed here by progressing and retrying, so it never
+    // reaches a caller.
+    template <class Post>
+    int post(const char *what, Post post) {
+        for (;;) {
+            ssize_t rc = post();
+            if (rc == 0) return OSCF_OK;
+            if (rc != -FI_EAGAIN) return fabric_error(what, rc);
+            int prc = run_locked();
+            if (prc < 0) return prc;
+        }
+    }
+
+private:
+    Fabric &fab_;
+    std::mutex mu_;
+};
+
+// Optional thread that drives Progress::poll so a passive target is served while its
+// application computes outside MPI. Sleeps briefly when there is nothing to do.
+class ProgressThread {
+public:
+    ProgressThread(Progress &p, unsigned idle_sleep_us);
+    ~ProgressThread();
+    ProgressThread(const ProgressThread &) = delete;
+    ProgressThread &operator=(const ProgressThread &) = delete;
+
+private:
+    Progress &progress_;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+}  // namespace oscf

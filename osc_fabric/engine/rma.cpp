@@ -1,0 +1,87 @@
+// Contiguous put and get. A transfer is cut into pieces of at most the provider's
+// max_msg_size; each piece is one fi_writemsg/fi_readmsg whose context is the target's
+// OpCounter. Writes ask for FI_DELIVERY_COMPLETE: on tcp;ofi_rxm a plain completion
+// only means the data left this process. Small writes add FI_INJECT so the origin
+// buffer is free at once. Accesses to ourselves are plain memory copies: the window
+// memory is ours, and MPI makes concurrent conflicting accesses erroneous anyway.
+#include <rdma/fi_rma.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "window.h"
+
+using namespace oscf;
+
+namespace {
+
+// Byte offset of an access into the target's window, or an error when any byte of it
+// lies outside. Overflow of disp * disp_unit is a range error too.
+int target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len, uint64_t size,
+                  int target, const char *what, uint64_t *out) {
+    __int128 start = static_cast<__int128>(disp) * disp_unit + offset;
+    if (start < 0 || start > static_cast<__int128>(size) || len > size - static_cast<uint64_t>(start))
+        return usage_error(OSCF_ERR_RMA_RANGE,
+                           "%s of %zu bytes at displacement %lld (unit %u) exceeds rank %d's window "
+                           "of %llu bytes",
+                           what, len, static_cast<long long>(disp), disp_unit, target,
+                           static_cast<unsigned long long>(size));
+    *out = static_cast<uint64_t>(start);
+    return OSCF_OK;
+}
+
+}  // namespace
+
+int oscf_win::put(Guard &lk, int target, const void *buf, size_t len, int64_t disp,
+                  int64_t offset) {
+    return transfer(lk, Dir::write, target, const_cast<void *>(buf), len, disp, offset);
+}
+
+int oscf_win::get(Guard &lk, int target, void *buf, size_t len, int64_t disp, int64_t offset) {
+    return transfer(lk, Dir::read, target, buf, len, disp, offset);
+}
+
+int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t tdisp,
+                       int64_t offset) {
+    const bool write = dir == Dir::write;
+    const char *what = write ? "put" : "get";
+    int rc = begin_access(lk, target, what);
+    if (rc || len == 0) return rc;
+    Peer &p = peers_[static_cast<size_t>(target)];
+    uint64_t disp = 0;
+    if ((rc = target_offset(tdisp, p.disp_unit, offset, len, p.size, target, what, &disp)))
+        return rc;
+    char *local = static_cast<char *>(buf);
+    if (target == rank_) {
+        char *mine = static_cast<char *>(base_) + disp;
+        std::memmove(write ? mine : local, write ? local : mine, len);
+        return OSCF_OK;
+    }
+    const ProviderLimits &lim = fab().limits();
+    for (size_t done = 0; done < len;) {
+        size_t n = std::min(len - done, lim.max_msg_size);
+        iovec iov{local + done, n};
+        fi_rma_iov rma{remote_addr(p, disp + done), n, p.key};
+        fi_msg_rma msg{};
+        msg.msg_iov = &iov;
+        msg.iov_count = 1;
+        msg.addr = p.addr;
+        msg.rma_iov = &rma;
+        msg.rma_iov_count = 1;
+        msg.context = &p.ops;
+        uint64_t flags = FI_COMPLETION;
+        if (write) {
+            flags |= FI_DELIVERY_COMPLETE;
+            if (n <= lim.inject_size) flags |= FI_INJECT;
+            rc = progress().post("fi_writemsg", [&] { return fi_writemsg(fab().ep(), &msg, flags); });
+        } else {
+            rc = progress().post("fi_readmsg", [&] { return fi_readmsg(fab().ep(), &msg, flags); });
+        }
+        if (rc) return rc;
+        p.ops.on_post();
+        ++(write ? stats.puts : stats.gets);
+        if (flags & FI_INJECT) ++stats.injected;
+        done += n;
+    }
+    return OSCF_OK;
+}

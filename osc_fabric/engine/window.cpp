@@ -1,0 +1,119 @@
+#include <cstring>
+
+#include "window.h"
+
+using namespace oscf;
+
+namespace {
+
+uint32_t fnv1a(const std::string &s) {
+    uint32_t h = 2166136261u;
+    for (unsigned char c : s) h = (h ^ c) * 16777619u;
+    return h;
+}
+
+void *aligned_alloc_or_null(size_t align, size_t bytes) {
+    void *p = nullptr;
+    if (posix_memalign(&p, align, bytes)) return nullptr;
+    return p;
+}
+
+}  // namespace
+
+oscf_win::~oscf_win() {
+    // Nothing may still reference our counters: the API destroys a window only after
+    // free_begin waited for every operation, or before connect posted any.
+}
+
+int oscf_win::init(const oscf_win_params &p, void **base_out) {
+    if (p.comm_size <= 0 || p.comm_rank < 0 || p.comm_rank >= p.comm_size || p.disp_unit <= 0)
+        return usage_error(OSCF_ERR_ARG, "invalid window parameters (rank %d of %d, disp_unit %d)",
+                           p.comm_rank, p.comm_size, p.disp_unit);
+    if (fab().local_address().size() > kMaxAddrLen)
+        return usage_error(OSCF_ERR_UNSUPPORTED, "endpoint address of %zu bytes is too long",
+                           fab().local_address().size());
+    rank_ = p.comm_rank;
+    size_ = p.comm_size;
+    flavor_ = p.flavor;
+    bytes_ = p.size;
+    disp_unit_ = p.disp_unit;
+
+    switch (p.flavor) {
+    case OSCF_FLAVOR_CREATE:
+        base_ = p.base;
+        if (bytes_ && !base_) return usage_error(OSCF_ERR_ARG, "NULL base for %zu bytes", bytes_);
+        break;
+    case OSCF_FLAVOR_ALLOCATE:
+        if (bytes_) {
+            owned_memory_.reset(aligned_alloc_or_null(4096, bytes_));
+            if (!owned_memory_) return OSCF_ERR_NO_MEM;
+            base_ = owned_memory_.get();
+        }
+        break;
+    default:
+        return usage_error(OSCF_ERR_RMA_FLAVOR, "unsupported window flavor %d", p.flavor);
+    }
+    if (base_out) *base_out = base_;
+
+    state_.reset(static_cast<WindowState *>(aligned_alloc_or_null(64, sizeof(WindowState))));
+    if (!state_) return OSCF_ERR_NO_MEM;
+    std::memset(state_.get(), 0, sizeof(WindowState));
+
+    // A zero-size window registers nothing; peers see size 0 and never address it.
+    if (bytes_) {
+        int rc = fab().register_memory(base_, bytes_, mr_, &mr_key_);
+        if (rc) return rc;
+    }
+    return fab().register_memory(state_.get(), sizeof(WindowState), state_mr_, &state_key_);
+}
+
+void oscf_win::local_blob(WinBlob *b) const {
+    std::memset(b, 0, sizeof *b);
+    const auto &addr = fab().local_address();
+    const bool virt = fab().limits().virt_addr;
+    b->version = kWinBlobVersion;
+    b->addr_len = static_cast<uint32_t>(addr.size());
+    std::memcpy(b->addr, addr.data(), addr.size());
+    b->base = virt ? reinterpret_cast<uintptr_t>(base_) : 0;
+    b->size = bytes_;
+    b->key = mr_key_;
+    b->state_base = virt ? reinterpret_cast<uintptr_t>(state_.get()) : 0;
+    b->state_key = state_key_;
+    b->disp_unit = static_cast<uint32_t>(disp_unit_);
+    b->provider_hash = fnv1a(fab().provider());
+}
+
+int oscf_win::connect(const WinBlob *blobs) {
+    const uint32_t my_hash = fnv1a(fab().provider());
+    peers_.clear();
+    peers_.resize(static_cast<size_t>(size_));
+    for (int r = 0; r < size_; ++r) {
+        const WinBlob &b = blobs[r];
+        if (b.version != kWinBlobVersion)
+            return usage_error(OSCF_ERR_UNSUPPORTED, "rank %d runs window format %u, we run %u", r,
+                               b.version, kWinBlobVersion);
+        if (b.provider_hash != my_hash)
+            return usage_error(OSCF_ERR_NO_PROVIDER,
+                               "rank %d chose a different libfabric provider than ours (%s)", r,
+                               fab().provider().c_str());
+        if (b.addr_len > kMaxAddrLen) return OSCF_ERR_ARG;
+        Peer &p = peers_[static_cast<size_t>(r)];
+        int rc = fab().insert_address(b.addr, b.addr_len, &p.addr);
+        if (rc) return rc;
+        p.base = b.base;
+        p.size = b.size;
+        p.key = b.key;
+        p.state_base = b.state_base;
+        p.state_key = b.state_key;
+        p.disp_unit = b.disp_unit;
+        p.ops.parent = &all_ops_;
+    }
+    return OSCF_OK;
+}
+
+int oscf_win::free_begin(Guard &lk) {
+    if (lock_all_ || locks_held_)
+        return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_free with a passive-target epoch open");
+    int rc = wait_idle(lk, all_ops_);
+    return rc ? rc : all_ops_.take_error();
+}

@@ -1,0 +1,115 @@
+// One MPI window as the engine sees it: local memory and its registration, what every
+// peer published at creation, per-target completion counters and the epoch state.
+// Owned by the MPI layer's module through the oscf_win handle; holds a reference to its
+// engine. Every method assumes the engine lock is held (Guard is that lock, passed to
+// the methods that may wait so they can release it between polls).
+//
+// Files: window.cpp (creation, exchange, teardown), epoch.cpp (which calls are allowed
+// when: fence and the access checks), lock.cpp (the passive-target lock protocol),
+// rma.cpp (put/get), flush.cpp (completion waits).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "engine_instance.h"
+#include "window_blob.h"
+
+struct oscf_win {
+    using Guard = std::unique_lock<std::mutex>;
+
+    explicit oscf_win(oscf_engine &eng) : eng_(eng) {}
+    ~oscf_win();
+    oscf_win(const oscf_win &) = delete;
+    oscf_win &operator=(const oscf_win &) = delete;
+
+    // window.cpp
+    int init(const oscf_win_params &p, void **base_out);
+    void local_blob(oscf::WinBlob *out) const;
+    int connect(const oscf::WinBlob *blobs);
+    int free_begin(Guard &lk);
+
+    // epoch.cpp
+    int fence(Guard &lk, int assert_bits);
+
+    // lock.cpp
+    int lock(Guard &lk, int target, bool exclusive, int assert_bits);
+    int unlock(Guard &lk, int target);
+    int lock_all(Guard &lk, int assert_bits);
+    int unlock_all(Guard &lk);
+
+    // rma.cpp
+    // disp is in the target's disp_unit; offset is added in bytes.
+    int put(Guard &lk, int target, const void *buf, size_t len, int64_t disp, int64_t offset);
+    int get(Guard &lk, int target, void *buf, size_t len, int64_t disp, int64_t offset);
+
+    // flush.cpp
+    int flush(Guard &lk, int target);  // target < 0: all
+    int sync(Guard &lk);
+
+    oscf_engine &engine() const { return eng_; }
+
+    oscf_win_stats stats{};
+
+private:
+    enum class LockMode : uint8_t { none, shared, exclusive };
+
+    struct Peer {
+        fi_addr_t addr = FI_ADDR_UNSPEC;
+        uint64_t base = 0, size = 0, key = 0;
+        uint64_t state_base = 0, state_key = 0;
+        uint32_t disp_unit = 1;
+        oscf::OpCounter ops;  // this origin's operations to this target
+        LockMode lock = LockMode::none;
+        bool lock_acquired = false;  // false under MPI_MODE_NOCHECK: nothing to release
+    };
+
+    // epoch.cpp
+    int check_target(int target) const;
+    int begin_access(Guard &lk, int target, const char *what);
+    int close_idle_fence(const char *what);
+
+    // lock.cpp
+    int acquire(Guard &lk, Peer &p, bool exclusive);
+    int release(Guard &lk, Peer &p);
+    int lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
+                         uint64_t *old);
+
+    // rma.cpp
+    enum class Dir { read, write };
+    int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp,
+                 int64_t offset);
+
+    // flush.cpp
+    int wait_idle(Guard &lk, oscf::OpCounter &c);
+
+    uint64_t remote_addr(const Peer &p, uint64_t offset) const { return p.base + offset; }
+
+    oscf_engine &eng_;
+    oscf::Fabric &fab() const { return *eng_.fabric; }
+    oscf::Progress &progress() const { return *eng_.progress; }
+
+    int rank_ = 0, size_ = 0;
+    int flavor_ = 0;
+    void *base_ = nullptr;
+    size_t bytes_ = 0;
+    int disp_unit_ = 1;
+    std::unique_ptr<void, void (*)(void *)> owned_memory_{nullptr, ::free};
+    std::unique_ptr<oscf::WindowState, void (*)(void *)> state_{nullptr, ::free};
+    oscf::fid_ptr<fid_mr> mr_;        // window memory (absent when bytes_ == 0)
+    oscf::fid_ptr<fid_mr> state_mr_;  // WindowState
+    uint64_t mr_key_ = 0, state_key_ = 0;
+
+    std::vector<Peer> peers_;
+    oscf::OpCounter all_ops_;  // parent of every Peer::ops
+
+    // Epoch state (epoch.cpp has the rules).
+    bool fence_open_ = false;       // between fences (not closed by MPI_MODE_NOSUCCEED)
+    bool ops_since_fence_ = false;  // an idle fence epoch may give way to a lock epoch
+    int locks_held_ = 0;            // targets locked with MPI_Win_lock
+    bool lock_all_ = false;
+    bool lock_all_nocheck_ = false;
+    std::vector<int> lock_all_acquired_;  // targets locked lazily under lock_all
+};

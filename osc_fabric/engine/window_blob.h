@@ -1,0 +1,36 @@
+// Wire format of what each rank publishes at window creation (allgathered by the MPI
+// layer, opaque to it). Fixed-width fields; bump kWinBlobVersion when the layout changes.
+//   version 1: endpoint address, window memory (base/size/key/disp_unit), the
+//              target-resident state (lock word) and a provider fingerprint.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace oscf {
+
+constexpr uint32_t kWinBlobVersion = 1;
+constexpr size_t kMaxAddrLen = 256;  // shm names are up to 256 bytes; sockaddrs are shorter
+
+struct WinBlob {
+    uint32_t version;
+    uint32_t addr_len;
+    uint64_t base;        // remote address of window memory (0 when the provider uses offsets)
+    uint64_t size;        // bytes exposed
+    uint64_t key;         // MR key of window memory (unused when size == 0)
+    uint64_t state_base;  // remote address of the WindowState block
+    uint64_t state_key;
+    uint32_t disp_unit;
+    uint32_t provider_hash;  // all ranks must have chosen the same provider
+    uint8_t addr[kMaxAddrLen];
+};
+static_assert(sizeof(WinBlob) == 56 + kMaxAddrLen, "WinBlob layout is part of the wire format");
+
+// Target-resident per-window state, read and updated by peers with remote atomics.
+struct alignas(64) WindowState {
+    uint64_t lock;  // see lock.cpp for the encoding
+    uint64_t reserved[7];
+};
+static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
+
+}  // namespace oscf

@@ -1,0 +1,94 @@
+/*
+ * osc/fabric, Open MPI side. This layer only translates MPI objects (windows,
+ * communicators, datatypes, asserts) into engine calls (include/osc_fabric/engine.h);
+ * all protocol state lives in the engine.
+ *
+ * Files: _component.c (MCA parameters, init/query/select/finalize, progress hook),
+ * _module.c (function table, free, status conversion), _comm.c (data movement),
+ * _active_target.c (fence, PSCW), _passive_target.c (locks, flush, sync).
+ */
+#ifndef OMPI_OSC_FABRIC_H
+#define OMPI_OSC_FABRIC_H
+
+#include "ompi_config.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/osc/osc.h"
+#include "ompi/win/win.h"
+
+#include "osc_fabric/engine.h"
+
+typedef struct ompi_osc_fabric_component_t {
+    ompi_osc_base_component_t super;
+    int priority;
+    char *provider_include;
+    int verbose;
+    bool progress_thread;
+    int output;               /* opal_output stream */
+    oscf_engine *engine;      /* opened on first use; NULL until then */
+    int engine_status;        /* OSCF_OK, or why opening failed (then never retried) */
+    bool version_ok;          /* running Open MPI is the one we were built for */
+    int live_windows;         /* progress is registered while > 0 */
+} ompi_osc_fabric_component_t;
+
+typedef struct ompi_osc_fabric_module_t {
+    ompi_osc_base_module_t super;
+    oscf_win *win;
+    ompi_communicator_t *comm; /* private duplicate for our collectives */
+} ompi_osc_fabric_module_t;
+
+OMPI_DECLSPEC extern ompi_osc_fabric_component_t mca_osc_fabric_component;
+extern const ompi_osc_base_module_t ompi_osc_fabric_module_template;
+
+static inline oscf_win *ompi_osc_fabric_win(struct ompi_win_t *win)
+{
+    return ((ompi_osc_fabric_module_t *) win->w_osc_module)->win;
+}
+
+/* The one place that turns an engine status into an OMPI error code. */
+int ompi_osc_fabric_status(int oscf_rc);
+
+/* Collective agreement: every rank gets the worst (lowest) status of all ranks. */
+int ompi_osc_fabric_agree(ompi_communicator_t *comm, int local_rc);
+
+/* Module teardown used by MPI_Win_free and by a failed window creation. */
+int ompi_osc_fabric_free(struct ompi_win_t *win);
+void ompi_osc_fabric_module_destroy(ompi_osc_fabric_module_t *module);
+
+/* Called by the module when a window comes and goes, to hook engine progress into
+ * opal_progress only while windows exist. */
+int ompi_osc_fabric_progress(void);
+void ompi_osc_fabric_window_added(void);
+void ompi_osc_fabric_window_removed(void);
+
+/* _comm.c */
+int ompi_osc_fabric_put(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                        int target, ptrdiff_t target_disp, int target_count,
+                        struct ompi_datatype_t *target_dt, struct ompi_win_t *win);
+int ompi_osc_fabric_get(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                        int target, ptrdiff_t target_disp, int target_count,
+                        struct ompi_datatype_t *target_dt, struct ompi_win_t *win);
+
+/* _active_target.c */
+int ompi_osc_fabric_fence(int mpi_assert, struct ompi_win_t *win);
+int ompi_osc_fabric_start(struct ompi_group_t *group, int mpi_assert, struct ompi_win_t *win);
+int ompi_osc_fabric_complete(struct ompi_win_t *win);
+int ompi_osc_fabric_post(struct ompi_group_t *group, int mpi_assert, struct ompi_win_t *win);
+int ompi_osc_fabric_wait(struct ompi_win_t *win);
+int ompi_osc_fabric_test(struct ompi_win_t *win, int *flag);
+
+/* _passive_target.c */
+int ompi_osc_fabric_lock(int lock_type, int target, int mpi_assert, struct ompi_win_t *win);
+int ompi_osc_fabric_unlock(int target, struct ompi_win_t *win);
+int ompi_osc_fabric_lock_all(int mpi_assert, struct ompi_win_t *win);
+int ompi_osc_fabric_unlock_all(struct ompi_win_t *win);
+int ompi_osc_fabric_sync(struct ompi_win_t *win);
+int ompi_osc_fabric_flush(int target, struct ompi_win_t *win);
+int ompi_osc_fabric_flush_all(struct ompi_win_t *win);
+int ompi_osc_fabric_flush_local(int target, struct ompi_win_t *win);
+int ompi_osc_fabric_flush_local_all(struct ompi_win_t *win);
+
+/* Translate MPI_MODE_* bits into OSCF_MODE_* bits. */
+int ompi_osc_fabric_assert_bits(int mpi_assert);
+
+#endif

@@ -1,0 +1,265 @@
+/*
+ * The MCA component: parameters, init/query/select/finalize, and the opal_progress
+ * hook. Opening libfabric is deferred to the first window so that MPI jobs that never
+ * use RMA pay nothing; it then happens once per process.
+ */
+#include "osc_fabric.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "ompi/group/group.h"
+#include "ompi/mca/osc/base/base.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+
+static int component_register(void);
+static int component_init(bool enable_progress_threads, bool enable_mpi_threads);
+static int component_finalize(void);
+static int component_query(struct ompi_win_t *win, void **base, size_t size, int disp_unit,
+                           struct ompi_communicator_t *comm, struct opal_info_t *info, int flavor);
+static int component_select(struct ompi_win_t *win, void **base, size_t size, int disp_unit,
+                            struct ompi_communicator_t *comm, struct opal_info_t *info, int flavor,
+                            int *model);
+
+ompi_osc_fabric_component_t mca_osc_fabric_component = {
+    .super = {
+        .osc_version = {
+            OMPI_OSC_BASE_VERSION_3_0_0,
+            .mca_component_name = "fabric",
+            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+            .mca_register_component_params = component_register,
+        },
+        .osc_data = {
+            MCA_BASE_METADATA_PARAM_CHECKPOINT,
+        },
+        .osc_init = component_init,
+        .osc_query = component_query,
+        .osc_select = component_select,
+        .osc_finalize = component_finalize,
+    },
+    .output = -1,
+};
+
+static void engine_log(int level, const char *msg)
+{
+    if (0 == level) {
+        opal_output(0, "osc/fabric: %s", msg);
+    } else {
+        opal_output_verbose(level, mca_osc_fabric_component.output, "osc/fabric: %s", msg);
+    }
+}
+
+static int component_register(void)
+{
+    ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
+    const mca_base_component_t *v = &c->super.osc_version;
+
+    c->priority = 10;
+    (void) mca_base_component_var_register(v, "priority",
+        "Priority of osc/fabric among the osc components (select it explicitly with --mca osc fabric)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->priority);
+
+    c->provider_include = "";
+    (void) mca_base_component_var_register(v, "provider_include",
+        "Comma-separated libfabric providers to use, in order of preference (e.g. \"shm\", \"tcp\", "
+        "\"tcp;ofi_rxm\"). Empty: shm when the whole job is on one node, else the best network "
+        "provider offering FI_EP_RDM with FI_RMA|FI_ATOMIC; FI_PROVIDER is honoured; udp;ofi_rxd is "
+        "never chosen automatically",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->provider_include);
+
+    c->progress_thread = false;
+    (void) mca_base_component_var_register(v, "progress_thread",
+        "Run an engine progress thread so passive targets are served while the application "
+        "computes outside MPI (costs a polling thread per process)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->progress_thread);
+
+    c->verbose = 0;
+    (void) mca_base_component_var_register(v, "verbose",
+        "Verbosity: 0 shows only provider failures, 1 adds why calls fail and why the component "
+        "declines, 5 adds provider choice, 10 everything",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+        &c->verbose);
+    return OMPI_SUCCESS;
+}
+
+/* The component was compiled against one Open MPI; the loader checks only the MCA
+ * framework version, so make sure the running library is the same release. */
+static bool running_version_matches(void)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0, major = 0, minor = 0, release = 0;
+    if (MPI_SUCCESS != MPI_Get_library_version(lib, &len)) return false;
+    if (3 != sscanf(lib, "Open MPI v%d.%d.%d", &major, &minor, &release)) return false;
+    if (major == OMPI_MAJOR_VERSION && minor == OMPI_MINOR_VERSION &&
+        release == OMPI_RELEASE_VERSION) {
+        return true;
+    }
+    opal_output_verbose(1, mca_osc_fabric_component.output,
+                        "osc/fabric: built for Open MPI %d.%d.%d but running %d.%d.%d; declining",
+                        OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION, major, minor,
+                        release);
+    return false;
+}
+
+static int component_init(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
+    c->output = opal_output_open(NULL);
+    opal_output_set_verbosity(c->output, c->verbose);
+    oscf_set_log(engine_log, c->verbose);
+    c->version_ok = running_version_matches();
+    c->engine = NULL;
+    c->engine_status = OSCF_OK;
+    c->live_windows = 0;
+    return OMPI_SUCCESS;
+}
+
+static int component_finalize(void)
+{
+    ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
+    if (c->live_windows > 0) {
+        opal_progress_unregister(ompi_osc_fabric_progress);
+        c->live_windows = 0;
+    }
+    if (NULL != c->engine) {
+        (void) oscf_engine_close(c->engine);
+        c->engine = NULL;
+    }
+    if (c->output >= 0) {
+        opal_output_close(c->output);
+        c->output = -1;
+    }
+    oscf_set_log(NULL, 0);
+    return OMPI_SUCCESS;
+}
+
+/* Opens the engine once; a failure is remembered so every later query declines fast. */
+static int ensure_engine(void)
+{
+    ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
+    if (NULL != c->engine || OSCF_OK != c->engine_status) return c->engine_status;
+    oscf_engine_config cfg = {
+        .provider_include = c->provider_include,
+        .job_is_node_local = !ompi_group_have_remote_peers(ompi_mpi_comm_world.comm.c_local_group),
+        .progress_thread = c->progress_thread,
+    };
+    c->engine_status = oscf_engine_open(&cfg, &c->engine);
+    if (OSCF_OK == c->engine_status) {
+        opal_output_verbose(5, c->output, "osc/fabric: using libfabric provider %s",
+                            oscf_engine_provider(c->engine));
+    }
+    return c->engine_status;
+}
+
+static int decline(const char *why)
+{
+    opal_output_verbose(1, mca_osc_fabric_component.output, "osc/fabric: declining window: %s", why);
+    return -1;
+}
+
+static int component_query(struct ompi_win_t *win, void **base, size_t size, int disp_unit,
+                           struct ompi_communicator_t *comm, struct opal_info_t *info, int flavor)
+{
+    (void) win; (void) base; (void) size; (void) disp_unit; (void) info;
+    ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
+    if (!c->version_ok) return decline("running Open MPI differs from the build");
+    if (MPI_WIN_FLAVOR_SHARED == flavor) return decline("shared windows are not supported yet");
+    if (MPI_WIN_FLAVOR_DYNAMIC == flavor) return decline("dynamic windows are not supported yet");
+    int rc = ensure_engine();
+    if (OSCF_OK != rc) return decline(oscf_status_str(rc));
+    if (oscf_engine_node_local_only(c->engine) && ompi_group_have_remote_peers(comm->c_local_group)) {
+        return decline("the provider reaches only this node and the communicator spans nodes");
+    }
+    return c->priority;
+}
+
+int ompi_osc_fabric_progress(void)
+{
+    int n = oscf_engine_progress(mca_osc_fabric_component.engine);
+    return n > 0 ? n : 0;
+}
+
+void ompi_osc_fabric_window_added(void)
+{
+    if (0 == mca_osc_fabric_component.live_windows++) {
+        opal_progress_register(ompi_osc_fabric_progress);
+    }
+}
+
+void ompi_osc_fabric_window_removed(void)
+{
+    if (0 == --mca_osc_fabric_component.live_windows) {
+        opal_progress_unregister(ompi_osc_fabric_progress);
+    }
+}
+
+static int component_select(struct ompi_win_t *win, void **base, size_t size, int disp_unit,
+                            struct ompi_communicator_t *comm, struct opal_info_t *info, int flavor,
+                            int *model)
+{
+    (void) info;
+    ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
+    ompi_osc_fabric_module_t *module = calloc(1, sizeof(*module));
+    if (NULL == module) return OMPI_ERR_OUT_OF_RESOURCE;
+    module->super = ompi_osc_fabric_module_template;
+    /* Attached early: from here on every failure goes through module_destroy. */
+    win->w_osc_module = &module->super;
+
+    int rc = ompi_comm_dup(comm, &module->comm);
+    if (OMPI_SUCCESS != rc) {
+        win->w_osc_module = NULL;
+        free(module);
+        return rc;
+    }
+
+    oscf_win_params params = {
+        .flavor = MPI_WIN_FLAVOR_ALLOCATE == flavor ? OSCF_FLAVOR_ALLOCATE : OSCF_FLAVOR_CREATE,
+        .base = MPI_WIN_FLAVOR_CREATE == flavor ? *base : NULL,
+        .size = size,
+        .disp_unit = disp_unit,
+        .comm_rank = ompi_comm_rank(module->comm),
+        .comm_size = ompi_comm_size(module->comm),
+    };
+    void *local_base = NULL;
+    rc = ompi_osc_fabric_status(oscf_win_create(c->engine, &params, &module->win, &local_base));
+    rc = ompi_osc_fabric_agree(module->comm, rc);
+    if (OMPI_SUCCESS != rc) goto fail;
+
+    /* Everyone publishes where its memory and lock word are; peers need nothing else. */
+    size_t blob = oscf_win_blob_size(module->win);
+    char *blobs = malloc(blob * (size_t) params.comm_size);
+    rc = NULL == blobs ? OMPI_ERR_OUT_OF_RESOURCE
+                       : ompi_osc_fabric_status(oscf_win_local_blob(module->win,
+                                                    blobs + blob * (size_t) params.comm_rank));
+    rc = ompi_osc_fabric_agree(module->comm, rc);
+    if (OMPI_SUCCESS == rc) {
+        rc = module->comm->c_coll->coll_allgather(MPI_IN_PLACE, (int) blob, MPI_BYTE, blobs,
+                                                  (int) blob, MPI_BYTE, module->comm,
+                                                  module->comm->c_coll->coll_allgather_module);
+        if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_status(oscf_win_connect(module->win, blobs));
+        rc = ompi_osc_fabric_agree(module->comm, rc);
+    }
+    free(blobs);
+    if (OMPI_SUCCESS != rc) goto fail;
+
+    if (MPI_WIN_FLAVOR_ALLOCATE == flavor) *(void **) base = local_base;
+    *model = MPI_WIN_UNIFIED;
+    ompi_osc_fabric_window_added();
+    opal_output_verbose(10, c->output, "osc/fabric: window of %zu bytes on %d ranks over %s", size,
+                        params.comm_size, oscf_engine_provider(c->engine));
+    return OMPI_SUCCESS;
+
+fail:
+    win->w_osc_module = NULL;
+    ompi_osc_fabric_module_destroy(module);
+    return rc;
+}

@@ -1,0 +1,189 @@
+/*
+ * The module function table, window teardown and the engine-status conversion.
+ * Operations that later issues add (accumulate family, request forms, PSCW, dynamic and
+ * shared windows) answer MPI_ERR_UNSUPPORTED_OPERATION with a message until then.
+ */
+#include "osc_fabric.h"
+
+#include <stdlib.h>
+
+#include "opal/util/output.h"
+
+static int not_yet(const char *what)
+{
+    opal_output_verbose(1, mca_osc_fabric_component.output,
+                        "osc/fabric: %s is not supported by this version", what);
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+static int fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size, int *disp_unit,
+                               void *baseptr)
+{
+    (void) win; (void) rank; (void) size; (void) disp_unit; (void) baseptr;
+    return OMPI_ERR_RMA_SHARED;  /* only shared windows answer shared_query */
+}
+
+static int fabric_attach(struct ompi_win_t *win, void *base, size_t size)
+{
+    (void) win; (void) base; (void) size;
+    return OMPI_ERR_RMA_FLAVOR;  /* only dynamic windows attach */
+}
+
+static int fabric_detach(struct ompi_win_t *win, const void *base)
+{
+    (void) win; (void) base;
+    return OMPI_ERR_RMA_FLAVOR;
+}
+
+static int fabric_accumulate(const void *o, int oc, struct ompi_datatype_t *odt, int t,
+                             ptrdiff_t td, int tc, struct ompi_datatype_t *tdt, struct ompi_op_t *op,
+                             struct ompi_win_t *win)
+{
+    (void) o; (void) oc; (void) odt; (void) t; (void) td; (void) tc; (void) tdt; (void) op; (void) win;
+    return not_yet("MPI_Accumulate");
+}
+
+static int fabric_compare_and_swap(const void *o, const void *c, void *r, struct ompi_datatype_t *dt,
+                                   int t, ptrdiff_t td, struct ompi_win_t *win)
+{
+    (void) o; (void) c; (void) r; (void) dt; (void) t; (void) td; (void) win;
+    return not_yet("MPI_Compare_and_swap");
+}
+
+static int fabric_fetch_and_op(const void *o, void *r, struct ompi_datatype_t *dt, int t,
+                               ptrdiff_t td, struct ompi_op_t *op, struct ompi_win_t *win)
+{
+    (void) o; (void) r; (void) dt; (void) t; (void) td; (void) op; (void) win;
+    return not_yet("MPI_Fetch_and_op");
+}
+
+static int fabric_get_accumulate(const void *o, int oc, struct ompi_datatype_t *odt, void *r, int rc,
+                                 struct ompi_datatype_t *rdt, int t, ptrdiff_t td, int tc,
+                                 struct ompi_datatype_t *tdt, struct ompi_op_t *op,
+                                 struct ompi_win_t *win)
+{
+    (void) o; (void) oc; (void) odt; (void) r; (void) rc; (void) rdt; (void) t; (void) td; (void) tc;
+    (void) tdt; (void) op; (void) win;
+    return not_yet("MPI_Get_accumulate");
+}
+
+static int fabric_rput(const void *o, int oc, struct ompi_datatype_t *odt, int t, ptrdiff_t td,
+                       int tc, struct ompi_datatype_t *tdt, struct ompi_win_t *win,
+                       struct ompi_request_t **req)
+{
+    (void) o; (void) oc; (void) odt; (void) t; (void) td; (void) tc; (void) tdt; (void) win; (void) req;
+    return not_yet("MPI_Rput");
+}
+
+static int fabric_rget(void *o, int oc, struct ompi_datatype_t *odt, int t, ptrdiff_t td, int tc,
+                       struct ompi_datatype_t *tdt, struct ompi_win_t *win,
+                       struct ompi_request_t **req)
+{
+    (void) o; (void) oc; (void) odt; (void) t; (void) td; (void) tc; (void) tdt; (void) win; (void) req;
+    return not_yet("MPI_Rget");
+}
+
+static int fabric_raccumulate(const void *o, int oc, struct ompi_datatype_t *odt, int t,
+                              ptrdiff_t td, int tc, struct ompi_datatype_t *tdt,
+                              struct ompi_op_t *op, struct ompi_win_t *win,
+                              struct ompi_request_t **req)
+{
+    (void) o; (void) oc; (void) odt; (void) t; (void) td; (void) tc; (void) tdt; (void) op; (void) win;
+    (void) req;
+    return not_yet("MPI_Raccumulate");
+}
+
+static int fabric_rget_accumulate(const void *o, int oc, struct ompi_datatype_t *odt, void *r,
+                                  int rc, struct ompi_datatype_t *rdt, int t, ptrdiff_t td, int tc,
+                                  struct ompi_datatype_t *tdt, struct ompi_op_t *op,
+                                  struct ompi_win_t *win, struct ompi_request_t **req)
+{
+    (void) o; (void) oc; (void) odt; (void) r; (void) rc; (void) rdt; (void) t; (void) td; (void) tc;
+    (void) tdt; (void) op; (void) win; (void) req;
+    return not_yet("MPI_Rget_accumulate");
+}
+
+const ompi_osc_base_module_t ompi_osc_fabric_module_template = {
+    .osc_win_shared_query = fabric_shared_query,
+    .osc_win_attach = fabric_attach,
+    .osc_win_detach = fabric_detach,
+    .osc_free = ompi_osc_fabric_free,
+
+    .osc_put = ompi_osc_fabric_put,
+    .osc_get = ompi_osc_fabric_get,
+    .osc_accumulate = fabric_accumulate,
+    .osc_compare_and_swap = fabric_compare_and_swap,
+    .osc_fetch_and_op = fabric_fetch_and_op,
+    .osc_get_accumulate = fabric_get_accumulate,
+
+    .osc_rput = fabric_rput,
+    .osc_rget = fabric_rget,
+    .osc_raccumulate = fabric_raccumulate,
+    .osc_rget_accumulate = fabric_rget_accumulate,
+
+    .osc_fence = ompi_osc_fabric_fence,
+    .osc_start = ompi_osc_fabric_start,
+    .osc_complete = ompi_osc_fabric_complete,
+    .osc_post = ompi_osc_fabric_post,
+    .osc_wait = ompi_osc_fabric_wait,
+    .osc_test = ompi_osc_fabric_test,
+
+    .osc_lock = ompi_osc_fabric_lock,
+    .osc_unlock = ompi_osc_fabric_unlock,
+    .osc_lock_all = ompi_osc_fabric_lock_all,
+    .osc_unlock_all = ompi_osc_fabric_unlock_all,
+
+    .osc_sync = ompi_osc_fabric_sync,
+    .osc_flush = ompi_osc_fabric_flush,
+    .osc_flush_all = ompi_osc_fabric_flush_all,
+    .osc_flush_local = ompi_osc_fabric_flush_local,
+    .osc_flush_local_all = ompi_osc_fabric_flush_local_all,
+};
+
+int ompi_osc_fabric_status(int oscf_rc)
+{
+    switch (oscf_rc) {
+    case OSCF_OK: return OMPI_SUCCESS;
+    case OSCF_ERR_RMA_SYNC: return OMPI_ERR_RMA_SYNC;
+    case OSCF_ERR_RMA_RANGE: return OMPI_ERR_RMA_RANGE;
+    case OSCF_ERR_RMA_CONFLICT: return OMPI_ERR_RMA_CONFLICT;
+    case OSCF_ERR_RMA_FLAVOR: return OMPI_ERR_RMA_FLAVOR;
+    case OSCF_ERR_ARG: return OMPI_ERR_BAD_PARAM;
+    case OSCF_ERR_NO_MEM: return OMPI_ERR_OUT_OF_RESOURCE;
+    case OSCF_ERR_UNSUPPORTED: return OMPI_ERR_NOT_SUPPORTED;
+    case OSCF_ERR_NO_PROVIDER: return OMPI_ERR_NOT_AVAILABLE;
+    case OSCF_ERR_FABRIC:
+    case OSCF_ERR_INTERNAL:
+    default: return OMPI_ERROR;
+    }
+}
+
+int ompi_osc_fabric_agree(ompi_communicator_t *comm, int local_rc)
+{
+    int global = local_rc;
+    int rc = comm->c_coll->coll_allreduce(&local_rc, &global, 1, MPI_INT, MPI_MIN, comm,
+                                          comm->c_coll->coll_allreduce_module);
+    return OMPI_SUCCESS != rc ? rc : global;
+}
+
+void ompi_osc_fabric_module_destroy(ompi_osc_fabric_module_t *module)
+{
+    if (NULL != module->win) (void) oscf_win_destroy(module->win);
+    if (NULL != module->comm) ompi_comm_free(&module->comm);
+    free(module);
+}
+
+int ompi_osc_fabric_free(struct ompi_win_t *win)
+{
+    ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *) win->w_osc_module;
+    if (NULL == module) return OMPI_SUCCESS;
+    /* Refuse while a passive epoch is open (the caller may fix it and free again);
+     * otherwise complete our operations, then wait until nobody accesses us. */
+    int rc = ompi_osc_fabric_status(oscf_win_free_begin(module->win));
+    if (OMPI_ERR_RMA_SYNC == rc) return rc;
+    int brc = module->comm->c_coll->coll_barrier(module->comm, module->comm->c_coll->coll_barrier_module);
+    win->w_osc_module = NULL;
+    ompi_osc_fabric_module_destroy(module);
+    ompi_osc_fabric_window_removed();
+    return OMPI_SUCCESS != rc ? rc : brc;
+}

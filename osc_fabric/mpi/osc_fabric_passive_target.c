@@ -1,0 +1,54 @@
+/*
+ * Passive-target synchronization: translation only. The lock protocol (lock words in
+ * target memory taken with remote atomics) is in osc_fabric/engine/lock.cpp.
+ */
+#include "osc_fabric.h"
+
+int ompi_osc_fabric_lock(int lock_type, int target, int mpi_assert, struct ompi_win_t *win)
+{
+    if (MPI_LOCK_EXCLUSIVE != lock_type && MPI_LOCK_SHARED != lock_type) return OMPI_ERR_BAD_PARAM;
+    return ompi_osc_fabric_status(oscf_win_lock(ompi_osc_fabric_win(win), target,
+                                                MPI_LOCK_EXCLUSIVE == lock_type,
+                                                ompi_osc_fabric_assert_bits(mpi_assert)));
+}
+
+int ompi_osc_fabric_unlock(int target, struct ompi_win_t *win)
+{
+    return ompi_osc_fabric_status(oscf_win_unlock(ompi_osc_fabric_win(win), target));
+}
+
+int ompi_osc_fabric_lock_all(int mpi_assert, struct ompi_win_t *win)
+{
+    return ompi_osc_fabric_status(
+        oscf_win_lock_all(ompi_osc_fabric_win(win), ompi_osc_fabric_assert_bits(mpi_assert)));
+}
+
+int ompi_osc_fabric_unlock_all(struct ompi_win_t *win)
+{
+    return ompi_osc_fabric_status(oscf_win_unlock_all(ompi_osc_fabric_win(win)));
+}
+
+int ompi_osc_fabric_sync(struct ompi_win_t *win)
+{
+    return ompi_osc_fabric_status(oscf_win_sync(ompi_osc_fabric_win(win)));
+}
+
+int ompi_osc_fabric_flush(int target, struct ompi_win_t *win)
+{
+    return ompi_osc_fabric_status(oscf_win_flush(ompi_osc_fabric_win(win), target));
+}
+
+int ompi_osc_fabric_flush_all(struct ompi_win_t *win)
+{
+    return ompi_osc_fabric_status(oscf_win_flush(ompi_osc_fabric_win(win), -1));
+}
+
+int ompi_osc_fabric_flush_local(int target, struct ompi_win_t *win)
+{
+    return ompi_osc_fabric_status(oscf_win_flush_local(ompi_osc_fabric_win(win), target));
+}
+
+int ompi_osc_fabric_flush_local_all(struct ompi_win_t *win)
+{
+    return ompi_osc_fabric_status(oscf_win_flush_local(ompi_osc_fabric_win(win), -1));
+}

@@ -1,0 +1,93 @@
+#include <cstring>
+#include <numeric>
+
+#include "two_ranks.h"
+
+namespace {
+void fill(std::vector<char> &v, int seed) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<char>((i * 131 + seed) & 0xff);
+}
+}  // namespace
+
+TEST_CASE("put under a lock is visible at the target after unlock, at every size", "[rma]") {
+    std::string prov = test_provider();
+    const size_t kWin = (1 << 20) + 64;
+    size_t sizes[2] = {kWin, kWin};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    std::memset(t.mem(1), 0, kWin);
+    // 0, 1, around shm's and tcp's inject sizes, and large enough to be chunked on
+    // providers with a small max_msg_size.
+    size_t len = GENERATE(as<size_t>{}, 0, 1, 64, 65, 4096, 4097, 1 << 20);
+    std::vector<char> src(len);
+    fill(src, static_cast<int>(len));
+    REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, src.data(), len, 32, 0) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    CHECK(std::memcmp(t.mem(1) + 32, src.data(), len) == 0);
+    CHECK(t.mem(1)[31] == 0);
+    CHECK(t.mem(1)[32 + len] == 0);
+    CHECK(t.stats(0).puts == (len ? 1u : 0u));
+}
+
+TEST_CASE("get under lock_all returns the target's bytes after flush", "[rma]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {4096, 1 << 16};
+    TwoRanks t(prov, OSCF_FLAVOR_CREATE, sizes, 8);
+    std::vector<char> want(1 << 16);
+    fill(want, 7);
+    std::memcpy(t.mem(1), want.data(), want.size());
+    std::vector<char> got(1000, 0);
+    REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
+    // displacement 3 in units of 8 bytes, plus a 5-byte datatype offset
+    REQUIRE(oscf_win_get(t.win[0], 1, got.data(), got.size(), 3, 5) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+    CHECK(std::memcmp(got.data(), want.data() + 29, got.size()) == 0);
+    REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
+    CHECK(t.stats(0).gets == 1);
+}
+
+TEST_CASE("small puts are injected, larger ones are not", "[rma]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {8192, 8192};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    char buf[8192] = {1};
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, buf, 8, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, buf, 8192, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    CHECK(t.stats(0).puts == 2);
+    CHECK(t.stats(0).injected == 1);
+}
+
+TEST_CASE("accesses to ourselves are served locally", "[rma]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    long v = 42, back = 0;
+    REQUIRE(oscf_win_lock(t.win[0], 0, 1, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 0, &v, sizeof v, 8, 0) == OSCF_OK);
+    REQUIRE(oscf_win_get(t.win[0], 0, &back, sizeof back, 8, 0) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[0], 0) == OSCF_OK);
+    CHECK(back == 42);
+    CHECK(t.stats(0).puts == 0);
+}
+
+TEST_CASE("out-of-window accesses are range errors and nothing is sent", "[rma][errors]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {128, 0};  // rank 1 exposes nothing
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes, 4);
+    char buf[256] = {};
+    REQUIRE(oscf_win_lock_all(t.win[1], 0) == OSCF_OK);
+    CHECK(oscf_win_put(t.win[1], 0, buf, 8, 31, 0) == OSCF_ERR_RMA_RANGE);  // 124 + 8 > 128
+    CHECK(oscf_win_put(t.win[1], 0, buf, 4, 31, 0) == OSCF_OK);             // last 4 bytes
+    CHECK(oscf_win_get(t.win[1], 0, buf, 1, -1, 0) == OSCF_ERR_RMA_RANGE);
+    CHECK(oscf_win_get(t.win[1], 0, buf, 129, 0, 0) == OSCF_ERR_RMA_RANGE);
+    CHECK(oscf_win_put(t.win[1], 0, buf, 1, INT64_MAX / 2, 0) == OSCF_ERR_RMA_RANGE);
+    REQUIRE(oscf_win_unlock_all(t.win[1]) == OSCF_OK);
+    REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
+    CHECK(oscf_win_put(t.win[0], 1, buf, 1, 0, 0) == OSCF_ERR_RMA_RANGE);  // zero-size window
+    CHECK(oscf_win_put(t.win[0], 1, buf, 0, 0, 0) == OSCF_OK);            // empty access is fine
+    REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
+    CHECK(t.stats(1).puts == 1);
+    CHECK(t.stats(0).puts == 0);
+}

@@ -1,0 +1,137 @@
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "two_ranks.h"
+
+TEST_CASE("RMA outside any epoch is a synchronization error", "[sync][errors]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    char b[8] = {};
+    CHECK(oscf_win_put(t.win[0], 1, b, 8, 0, 0) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_get(t.win[0], 1, b, 8, 0, 0) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_flush(t.win[0], 1) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_flush(t.win[0], -1) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_unlock(t.win[0], 1) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_unlock_all(t.win[0]) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_lock(t.win[0], 2, 0, 0) == OSCF_ERR_ARG);
+}
+
+TEST_CASE("fence opens an epoch that NOSUCCEED closes", "[sync][fence]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    long v = 5;
+    REQUIRE(oscf_win_fence(t.win[0], OSCF_MODE_NOPRECEDE) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0) == OSCF_OK);
+    // A lock cannot end a fence epoch with operations in it.
+    CHECK(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_ERR_RMA_SYNC);
+    REQUIRE(oscf_win_fence(t.win[0], OSCF_MODE_NOSUCCEED) == OSCF_OK);
+    CHECK(*reinterpret_cast<long *>(t.mem(1)) == 5);
+    CHECK(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0) == OSCF_ERR_RMA_SYNC);
+    // An idle fence epoch gives way to a lock epoch.
+    REQUIRE(oscf_win_fence(t.win[0], 0) == OSCF_OK);
+    REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
+    CHECK(oscf_win_fence(t.win[0], 0) == OSCF_ERR_RMA_SYNC);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+}
+
+TEST_CASE("lock misuse gets the standard's error classes", "[sync][lock][errors]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    CHECK(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_ERR_RMA_CONFLICT);
+    CHECK(oscf_win_lock_all(t.win[0], 0) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_free_begin(t.win[0]) == OSCF_ERR_RMA_SYNC);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
+    CHECK(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_lock_all(t.win[0], 0) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_free_begin(t.win[0]) == OSCF_ERR_RMA_SYNC);
+    REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
+    CHECK(oscf_win_free_begin(t.win[0]) == OSCF_OK);
+}
+
+TEST_CASE("an exclusive lock keeps every other locker out until unlock", "[lock]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    const bool second_exclusive = GENERATE(true, false);
+    REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
+    std::atomic<bool> got{false};
+    // Rank 1 locks its own window: it must wait for rank 0's exclusive lock.
+    std::thread other([&] {
+        REQUIRE(oscf_win_lock(t.win[1], 1, second_exclusive, 0) == OSCF_OK);
+        got = true;
+        REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_FALSE(got.load());
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    other.join();
+    CHECK(got.load());
+}
+
+TEST_CASE("shared locks are held together; an exclusive one waits for both", "[lock]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_lock(t.win[1], 1, 0, 0) == OSCF_OK);  // would hang if shared excluded shared
+    REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
+    std::atomic<bool> got{false};
+    std::thread writer([&] {
+        REQUIRE(oscf_win_lock(t.win[1], 1, 1, 0) == OSCF_OK);
+        got = true;
+        REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_FALSE(got.load());
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    writer.join();
+    CHECK(got.load());
+}
+
+TEST_CASE("lock_all takes a target's lock only when first used; NOCHECK takes none", "[lock]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    long v = 1;
+    REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
+    CHECK(t.stats(0).lock_attempts == 0);
+    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 1, 0) == OSCF_OK);
+    CHECK(t.stats(0).lock_attempts == 1);
+    REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
+    CHECK(t.stats(0).lock_attempts == 2);  // the release
+    // Rank 1 can now lock exclusively: the shared hold was released.
+    REQUIRE(oscf_win_lock(t.win[1], 1, 1, 0) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
+
+    REQUIRE(oscf_win_lock_all(t.win[0], OSCF_MODE_NOCHECK) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
+    CHECK(t.stats(0).lock_attempts == 2);
+}
+
+TEST_CASE("ranks that chose different providers cannot share a window", "[window][errors]") {
+    size_t sizes[2] = {64, 64};
+    TwoRanks t("shm", OSCF_FLAVOR_ALLOCATE, sizes);
+    oscf_engine *tcp = nullptr;
+    oscf_engine_config cfg{"tcp", 0, 0};
+    REQUIRE(oscf_engine_open(&cfg, &tcp) == OSCF_OK);
+    oscf_win_params p{OSCF_FLAVOR_ALLOCATE, nullptr, 64, 1, 1, 2};
+    oscf_win *w = nullptr;
+    void *base = nullptr;
+    REQUIRE(oscf_win_create(tcp, &p, &w, &base) == OSCF_OK);
+    size_t bs = oscf_win_blob_size(w);
+    std::vector<char> blobs(2 * bs);
+    REQUIRE(oscf_win_local_blob(t.win[0], blobs.data()) == OSCF_OK);
+    REQUIRE(oscf_win_local_blob(w, blobs.data() + bs) == OSCF_OK);
+    CHECK(oscf_win_connect(w, blobs.data()) == OSCF_ERR_NO_PROVIDER);
+    CHECK(oscf_engine_close(tcp) == OSCF_ERR_RMA_SYNC);  // window still open
+    REQUIRE(oscf_win_destroy(w) == OSCF_OK);
+    REQUIRE(oscf_engine_close(tcp) == OSCF_OK);
+}

@@ -1,0 +1,59 @@
+// Test fixture: two engines in one process play ranks 0 and 1 of a window, each with a
+// progress thread so either can be a passive target while the test thread blocks in
+// the other. Window memory of both ranks is in this process, so tests check it directly.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "osc_fabric/engine.h"
+
+struct TwoRanks {
+    oscf_engine *eng[2] = {nullptr, nullptr};
+    oscf_win *win[2] = {nullptr, nullptr};
+    void *base[2] = {nullptr, nullptr};
+    std::vector<char> created[2];  // memory of CREATE-flavor windows
+
+    // sizes[r] bytes on rank r, disp_unit du.
+    TwoRanks(const std::string &provider, oscf_win_flavor flavor, const size_t sizes[2], int du = 1) {
+        for (int r = 0; r < 2; ++r) {
+            oscf_engine_config cfg{provider.c_str(), provider == "shm", 1};
+            REQUIRE(oscf_engine_open(&cfg, &eng[r]) == OSCF_OK);
+            oscf_win_params p{};
+            p.flavor = flavor;
+            p.size = sizes[r];
+            p.disp_unit = du;
+            p.comm_rank = r;
+            p.comm_size = 2;
+            if (flavor == OSCF_FLAVOR_CREATE) {
+                created[r].assign(sizes[r], 0);
+                p.base = created[r].data();
+            }
+            REQUIRE(oscf_win_create(eng[r], &p, &win[r], &base[r]) == OSCF_OK);
+        }
+        size_t bs = oscf_win_blob_size(win[0]);
+        std::vector<char> blobs(2 * bs);
+        for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_local_blob(win[r], blobs.data() + r * bs) == OSCF_OK);
+        for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_connect(win[r], blobs.data()) == OSCF_OK);
+    }
+    ~TwoRanks() {
+        for (int r = 0; r < 2; ++r) {
+            if (win[r]) {
+                oscf_win_free_begin(win[r]);
+                oscf_win_destroy(win[r]);
+            }
+            if (eng[r]) oscf_engine_close(eng[r]);
+        }
+    }
+    char *mem(int r) const { return static_cast<char *>(base[r]); }
+    oscf_win_stats stats(int r) const {
+        oscf_win_stats s{};
+        oscf_win_get_stats(win[r], &s);
+        return s;
+    }
+};
+
+// The providers every engine test runs over.
+inline std::string test_provider() { return GENERATE(as<std::string>{}, "shm", "tcp"); }
