@@ -30,6 +30,8 @@ typedef enum oscf_status {
     OSCF_ERR_NO_PROVIDER = -8,  /* no usable libfabric provider */
     OSCF_ERR_INTERNAL = -9,     /* a bug: an exception escaped the engine */
     OSCF_ERR_RMA_FLAVOR = -10,  /* operation not valid for this window flavor */
+    OSCF_ERR_OP = -11,          /* reduction not allowed for the datatype */
+    OSCF_ERR_INFO = -12,        /* malformed info value */
 } oscf_status;
 
 /* Human-readable name of a status, for log messages. */
@@ -52,6 +54,9 @@ typedef struct oscf_engine_config {
     /* Start a thread that drives progress so passive targets are served while the
      * application computes outside MPI. */
     int progress_thread;
+    /* Send every accumulate as an active message, even where the provider has a native
+     * atomic (for testing and comparison). Must be the same on all processes. */
+    int force_am_accumulate;
 } oscf_engine_config;
 
 int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out);
@@ -75,7 +80,25 @@ typedef struct oscf_win_params {
     int disp_unit;
     int comm_rank;
     int comm_size;
+    /* OSCF_ORDER_* bits from the accumulate_ordering info key (see
+     * oscf_parse_accumulate_ordering); the MPI default is all four. */
+    unsigned accumulate_ordering;
 } oscf_win_params;
+
+/* accumulate_ordering: which orderings of accumulates from one origin to overlapping
+ * locations of one target must hold (read-after-read, read-after-write, ...). */
+enum {
+    OSCF_ORDER_RAR = 1,
+    OSCF_ORDER_RAW = 2,
+    OSCF_ORDER_WAR = 4,
+    OSCF_ORDER_WAW = 8,
+    OSCF_ORDER_DEFAULT = 15,
+};
+/* Parses "none" or a comma-separated subset of rar,raw,war,waw (case-sensitive, as the
+ * standard spells them, blanks around items allowed). OSCF_ERR_INFO if malformed. */
+int oscf_parse_accumulate_ordering(const char *value, unsigned *bits);
+/* Formats bits the way MPI_Win_get_info reports them; buf of at least 32 bytes. */
+void oscf_format_accumulate_ordering(unsigned bits, char *buf, size_t len);
 
 /* Window creation is collective and runs in three steps so the MPI layer can use the
  * communicator's collectives in between:
@@ -101,6 +124,49 @@ int oscf_win_put(oscf_win *win, int target, const void *origin, size_t len, int6
                  int64_t byte_offset);
 int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t target_disp,
                  int64_t byte_offset);
+
+/* ---- accumulate family --------------------------------------------------------- */
+
+/* Element types of the accumulate family: one per predefined MPI type class (the MPI
+ * layer maps aliases such as MPI_LONG onto their fixed-width equivalent). */
+typedef enum oscf_type {
+    OSCF_TYPE_INT8, OSCF_TYPE_UINT8, OSCF_TYPE_INT16, OSCF_TYPE_UINT16,
+    OSCF_TYPE_INT32, OSCF_TYPE_UINT32, OSCF_TYPE_INT64, OSCF_TYPE_UINT64,
+    OSCF_TYPE_FLOAT, OSCF_TYPE_DOUBLE, OSCF_TYPE_LONG_DOUBLE,
+    OSCF_TYPE_FLOAT_COMPLEX, OSCF_TYPE_DOUBLE_COMPLEX, OSCF_TYPE_LONG_DOUBLE_COMPLEX,
+    OSCF_TYPE_BOOL, OSCF_TYPE_BYTE,
+    /* value/index pairs for MINLOC and MAXLOC, laid out as the C structs MPI defines */
+    OSCF_TYPE_FLOAT_INT, OSCF_TYPE_DOUBLE_INT, OSCF_TYPE_LONG_INT, OSCF_TYPE_2INT,
+    OSCF_TYPE_SHORT_INT, OSCF_TYPE_LONG_DOUBLE_INT,
+    OSCF_TYPE_COUNT
+} oscf_type;
+
+typedef enum oscf_op {
+    OSCF_OP_SUM, OSCF_OP_PROD, OSCF_OP_MIN, OSCF_OP_MAX,
+    OSCF_OP_LAND, OSCF_OP_LOR, OSCF_OP_LXOR, OSCF_OP_BAND, OSCF_OP_BOR, OSCF_OP_BXOR,
+    OSCF_OP_REPLACE, OSCF_OP_NO_OP, OSCF_OP_MINLOC, OSCF_OP_MAXLOC,
+    OSCF_OP_COUNT
+} oscf_op;
+
+/* Size in bytes of one element (the C type's sizeof, padding included). */
+size_t oscf_type_size(oscf_type type);
+
+/* count elements at the target become target = origin (op) target, element-wise
+ * atomically. With result != NULL this is a get_accumulate: the old target values are
+ * stored there (origin may be NULL for OSCF_OP_NO_OP). Complete at flush/unlock/fence,
+ * like put and get. */
+int oscf_win_accumulate(oscf_win *win, int target, const void *origin, void *result, size_t count,
+                        oscf_type type, oscf_op op, int64_t target_disp, int64_t byte_offset);
+/* One element: if target == *compare then target = *origin; *result = old target. */
+int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, const void *compare,
+                              void *result, oscf_type type, int64_t target_disp,
+                              int64_t byte_offset);
+
+/* How accumulates of a type travel on this engine: natively as libfabric atomics, or as
+ * active messages applied by the target's engine. Decided per type, so that updates
+ * from both paths can never meet on one location. */
+typedef enum oscf_acc_path { OSCF_PATH_NATIVE = 1, OSCF_PATH_AM = 2 } oscf_acc_path;
+oscf_acc_path oscf_engine_accumulate_path(const oscf_engine *eng, oscf_type type);
 
 /* ---- synchronization -------------------------------------------------------------- */
 
@@ -132,6 +198,10 @@ typedef struct oscf_win_stats {
     uint64_t puts, gets;          /* fabric writes/reads posted (after chunking) */
     uint64_t lock_attempts;       /* remote atomics issued to acquire locks */
     uint64_t injected;            /* writes posted with FI_INJECT */
+    uint64_t native_atomics;      /* fi_atomic/fi_fetch_atomic/fi_compare_atomic posted */
+    uint64_t am_requests;         /* accumulate chunks sent as active messages */
+    uint64_t am_local;            /* active-message accumulates applied to ourselves */
+    uint64_t ordering_waits;      /* times an accumulate waited for earlier ones */
 } oscf_win_stats;
 int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out);
 

@@ -4,12 +4,18 @@
 // unwinds into Open MPI.
 #include <new>
 
+#include "atomic_types.h"
 #include "window.h"
 
 using namespace oscf;
 using Guard = oscf_win::Guard;
 
 namespace {
+
+// Posted receive buffers for active messages, kAmBufferSize each. More only help when
+// many origins send emulated accumulates to one target at once; libfabric buffers the
+// rest as unexpected messages.
+constexpr size_t kAmReceiveBuffers = 32;
 
 template <class F>
 int guard(const char *fn, F &&f) noexcept {
@@ -47,6 +53,10 @@ int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
         int rc = Fabric::open(*cfg, eng->fabric);
         if (rc) return rc;
         eng->progress = std::make_unique<Progress>(*eng->fabric);
+        eng->caps.build(eng->fabric->ep(),
+                        cfg->force_am_accumulate != 0 || !eng->fabric->limits().atomics_trusted);
+        eng->am = std::make_unique<ActiveMessages>(*eng->fabric, *eng->progress);
+        if ((rc = eng->am->start(kAmReceiveBuffers))) return rc;
         if (cfg->progress_thread)
             eng->progress_thread = std::make_unique<ProgressThread>(*eng->progress, 10);
         *out = eng.release();
@@ -180,6 +190,30 @@ int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out) {
     if (!win || !out) return OSCF_ERR_ARG;
     *out = win->stats;
     return OSCF_OK;
+}
+
+}  // extern "C"
+
+extern "C" {
+
+size_t oscf_type_size(oscf_type type) { return valid_type(type) ? type_size(type) : 0; }
+
+oscf_acc_path oscf_engine_accumulate_path(const oscf_engine *eng, oscf_type type) {
+    return eng && valid_type(type) && eng->caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
+}
+
+int oscf_win_accumulate(oscf_win *win, int target, const void *origin, void *result, size_t count,
+                        oscf_type type, oscf_op op, int64_t disp, int64_t offset) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        return w.accumulate(lk, target, origin, result, count, type, op, disp, offset);
+    });
+}
+
+int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, const void *compare,
+                              void *result, oscf_type type, int64_t disp, int64_t offset) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        return w.compare_and_swap(lk, target, origin, compare, result, type, disp, offset);
+    });
 }
 
 }  // extern "C"

@@ -1,17 +1,29 @@
 // The per-process engine behind the opaque oscf_engine handle: one Fabric, its Progress
-// (which owns the engine lock), and optionally a progress thread. Owned by the MPI
-// layer (one per process) or by a test; every window holds a reference and must be
-// destroyed before the engine.
+// (which owns the engine lock), the active-message layer, the accumulate capability
+// table and optionally a progress thread. Owned by the MPI layer (one per process) or by
+// a test; every window holds a reference and must be destroyed before the engine.
 #pragma once
 
 #include <memory>
 
+#include "am.h"
+#include "atomic_caps.h"
 #include "fabric.h"
 #include "progress.h"
 
 struct oscf_engine {
     std::unique_ptr<oscf::Fabric> fabric;
     std::unique_ptr<oscf::Progress> progress;
-    std::unique_ptr<oscf::ProgressThread> progress_thread;  // declared last: stops first
-    int live_windows = 0;  // guarded by the engine lock
+    std::unique_ptr<oscf::ActiveMessages> am;
+    std::unique_ptr<oscf::ProgressThread> progress_thread;
+    oscf::AtomicCaps caps;
+    int live_windows = 0;     // guarded by the engine lock
+    uint64_t next_window_id = 1;
+
+    // The thread stops first; then the endpoint closes while the receive buffers it
+    // may still write into are alive; only then do the layers above it go.
+    ~oscf_engine() {
+        progress_thread.reset();
+        fabric.reset();
+    }
 };

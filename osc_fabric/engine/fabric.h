@@ -22,6 +22,11 @@ struct ProviderLimits {
     size_t max_msg_size = 0;  // one fi_write/fi_read moves at most this much
     bool virt_addr = false;   // remote addresses are virtual addresses, not MR offsets
     bool prov_key = false;    // the provider chooses MR keys
+    unsigned atomic_order = 0;     // OSCF_ORDER_* bits native atomics keep by themselves
+    bool send_after_send = false;  // messages arrive in the order sent (FI_ORDER_SAS)
+    // False where the provider's atomics were seen to lose updates (see fabric.cpp):
+    // then every atomic, lock words included, goes through active messages.
+    bool atomics_trusted = true;
 };
 
 class Fabric {
@@ -41,6 +46,7 @@ public:
     int register_memory(void *buf, size_t len, fid_ptr<fid_mr> &mr, uint64_t *key);
 
     fid_ep *ep() const { return ep_.get(); }
+    fid_domain *domain() const { return domain_.get(); }
     fid_cq *cq() const { return cq_.get(); }
 
 private:

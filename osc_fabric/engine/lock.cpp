@@ -10,11 +10,14 @@
 //
 // Shared attempts that fail undo themselves, so a writer sees 0 once the readers left.
 // Every access to a lock word goes through the fabric, including our own: NIC (and
-// libfabric software) atomics are not coherent with CPU atomics.
+// libfabric software) atomics are not coherent with CPU atomics. Where the provider's
+// atomics are not used (shm, see fabric.cpp), every access is an active message applied
+// under the owner's engine lock instead, our own included.
 #include <rdma/fi_atomic.h>
 
 #include <chrono>
 
+#include "atomic_types.h"
 #include "window.h"
 
 using namespace oscf;
@@ -26,9 +29,12 @@ constexpr uint64_t kLockWordOffset = offsetof(WindowState, lock);
 
 int oscf_win::lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
                                uint64_t *old) {
+    ++stats.lock_attempts;
+    // Lock words follow the path of 64-bit accumulates, so a provider whose atomics we
+    // do not trust (fabric.cpp) never touches them.
+    if (!eng_.caps.native(OSCF_TYPE_UINT64)) return lock_word_am(lk, p, op, operand, compare, old);
     OpCounter done;
     uint64_t addr = p.state_base + kLockWordOffset;
-    ++stats.lock_attempts;
     int rc = progress().post("lock word atomic", [&]() -> ssize_t {
         if (op == FI_CSWAP)
             return fi_compare_atomic(fab().ep(), &operand, 1, nullptr, &compare, nullptr, old,
@@ -39,6 +45,40 @@ int oscf_win::lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uin
     });
     if (rc) return rc;
     done.on_post();
+    rc = wait_idle(lk, done);
+    return rc ? rc : done.take_error();
+}
+
+// The same update as an active message that the target's engine applies under its lock
+// (or that we apply, under ours, to our own lock word).
+int oscf_win::lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
+                           uint64_t *old) {
+    const bool cas = op == FI_CSWAP;
+    if (&p == &peers_[static_cast<size_t>(rank_)]) {
+        uint64_t *word = &state_->lock;
+        *old = *word;
+        if (cas)
+            apply_compare_swap(OSCF_TYPE_UINT64, word, &operand, &compare);
+        else
+            apply_reduction(OSCF_OP_SUM, OSCF_TYPE_UINT64, word, &operand, 1);
+        return OSCF_OK;
+    }
+    OpCounter done;
+    AmHeader h{};
+    h.version = kAmVersion;
+    h.opcode = cas ? kAmCompareSwap : kAmAccumulate;
+    h.type = OSCF_TYPE_UINT64;
+    h.op = OSCF_OP_SUM;
+    h.flags = kAmFetch | kAmStateWord;
+    h.count = 1;
+    h.origin_rank = static_cast<uint32_t>(rank_);
+    h.window_id = p.am_window_id;
+    h.offset = kLockWordOffset;
+    h.token = eng_.am->new_request(&done, old, sizeof *old);
+    done.on_post();
+    int rc = eng_.am->send(p.addr, h, &operand, sizeof operand, cas ? &compare : nullptr,
+                           cas ? sizeof compare : 0);
+    if (rc) return rc;
     rc = wait_idle(lk, done);
     return rc ? rc : done.take_error();
 }

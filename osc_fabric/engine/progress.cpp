@@ -6,13 +6,38 @@
 
 namespace oscf {
 
+void Progress::post_or_defer(const char *what, Deferred post, std::function<void(int)> on_error) {
+    if (deferred_.empty()) {
+        ssize_t rc = post();
+        if (rc == 0) return;
+        if (rc != -FI_EAGAIN) {
+            on_error(fabric_error(what, rc));
+            return;
+        }
+    }
+    deferred_.push_back({what, std::move(post), std::move(on_error)});
+}
+
+// Oldest first, stopping at the first that still cannot go, so order is kept.
+int Progress::retry_deferred() {
+    while (!deferred_.empty()) {
+        Pending &p = deferred_.front();
+        ssize_t rc = p.post();
+        if (rc == -FI_EAGAIN) break;
+        if (rc != 0) p.on_error(fabric_error(p.what, rc));
+        deferred_.pop_front();
+    }
+    return 0;
+}
+
 int Progress::run_locked() {
-    fi_cq_entry entries[16];
+    if (!deferred_.empty()) retry_deferred();
+    fi_cq_msg_entry entries[16];
     ssize_t n = fi_cq_read(fab_.cq(), entries, 16);
     if (n > 0) {
         for (ssize_t i = 0; i < n; ++i)
             if (entries[i].op_context)
-                static_cast<OpCounter *>(entries[i].op_context)->on_complete(OSCF_OK);
+                static_cast<Completion *>(entries[i].op_context)->complete(OSCF_OK, entries[i].len);
         return static_cast<int>(n);
     }
     if (n == -FI_EAGAIN) return 0;
@@ -26,7 +51,7 @@ int Progress::run_locked() {
     char buf[256];
     const char *detail = fi_cq_strerror(fab_.cq(), err.prov_errno, err.err_data, buf, sizeof buf);
     log(0, "RMA operation failed: %s (%s)", fi_strerror(err.err), detail ? detail : "");
-    if (err.op_context) static_cast<OpCounter *>(err.op_context)->on_complete(OSCF_ERR_FABRIC);
+    if (err.op_context) static_cast<Completion *>(err.op_context)->complete(OSCF_ERR_FABRIC, 0);
     return 1;
 }
 

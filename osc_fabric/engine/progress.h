@@ -1,7 +1,8 @@
-// Completion tracking and progress. Every posted fabric operation carries a pointer to
-// an OpCounter as its libfabric context; reading the CQ bumps that counter (and its
-// parent, the window-wide counter). Flush therefore means "drive progress until the
-// counter is idle".
+// Completion tracking and progress. Every posted fabric operation carries a Completion
+// as its libfabric context; reading the CQ calls it. Most are OpCounters: completing
+// one bumps it and its parents (accumulates -> target -> window), so flush means "drive
+// progress until the counter is idle". Receive and send buffers of the active-message
+// layer are Completions too.
 //
 // Locking: one mutex per engine (Progress::mutex) protects the fabric, every window
 // and every counter. Public engine entry points take it; functions named *_locked and
@@ -14,6 +15,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -22,7 +25,17 @@
 
 namespace oscf {
 
-struct OpCounter {
+// What a libfabric context points to. status is OSCF_OK or the error the CQ reported;
+// len is the received length for receives.
+class Completion {
+public:
+    virtual void complete(int status, size_t len) = 0;
+
+protected:
+    ~Completion() = default;
+};
+
+struct OpCounter final : Completion {
     uint64_t posted = 0;
     uint64_t completed = 0;
     int error = OSCF_OK;          // first failure since the last take_error()
@@ -30,15 +43,16 @@ struct OpCounter {
 
     bool idle() const { return posted == completed; }
     void on_post() {
-        ++posted;
-        if (parent) ++parent->posted;
+        for (OpCounter *c = this; c; c = c->parent) ++c->posted;
     }
     void on_complete(int status) {
-        ++completed;
-        if (status != OSCF_OK && error == OSCF_OK) error = status;
-        if (parent) parent->on_complete(status);
+        for (OpCounter *c = this; c; c = c->parent) {
+            ++c->completed;
+            if (status != OSCF_OK && c->error == OSCF_OK) c->error = status;
+        }
     }
     int take_error() { return std::exchange(error, OSCF_OK); }
+    void complete(int status, size_t) override { on_complete(status); }
 };
 
 class Progress {
@@ -84,9 +98,23 @@ public:
         }
     }
 
+    // For posts made from inside progress (replies to active messages), which must not
+    // recurse into it: tries once and, on -FI_EAGAIN, queues the post for the next round.
+    // `on_error` runs if the post finally fails.
+    using Deferred = std::function<ssize_t()>;
+    void post_or_defer(const char *what, Deferred post, std::function<void(int)> on_error);
+
 private:
+    struct Pending {
+        const char *what;
+        Deferred post;
+        std::function<void(int)> on_error;
+    };
+    int retry_deferred();
+
     Fabric &fab_;
     std::mutex mu_;
+    std::deque<Pending> deferred_;
 };
 
 // Optional thread that drives Progress::poll so a passive target is served while its

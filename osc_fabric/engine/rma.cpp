@@ -13,11 +13,9 @@
 
 using namespace oscf;
 
-namespace {
-
 // Byte offset of an access into the target's window, or an error when any byte of it
 // lies outside. Overflow of disp * disp_unit is a range error too.
-int target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len, uint64_t size,
+int oscf_win::target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len, uint64_t size,
                   int target, const char *what, uint64_t *out) {
     __int128 start = static_cast<__int128>(disp) * disp_unit + offset;
     if (start < 0 || start > static_cast<__int128>(size) || len > size - static_cast<uint64_t>(start))
@@ -29,8 +27,6 @@ int target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len, 
     *out = static_cast<uint64_t>(start);
     return OSCF_OK;
 }
-
-}  // namespace
 
 int oscf_win::put(Guard &lk, int target, const void *buf, size_t len, int64_t disp,
                   int64_t offset) {

@@ -22,7 +22,9 @@ void *aligned_alloc_or_null(size_t align, size_t bytes) {
 
 oscf_win::~oscf_win() {
     // Nothing may still reference our counters: the API destroys a window only after
-    // free_begin waited for every operation, or before connect posted any.
+    // free_begin waited for every operation (and the MPI layer's barrier for everyone
+    // else's), or before connect posted any.
+    eng_.am->remove_window(id_);
 }
 
 int oscf_win::init(const oscf_win_params &p, void **base_out) {
@@ -33,6 +35,8 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
         return usage_error(OSCF_ERR_UNSUPPORTED, "endpoint address of %zu bytes is too long",
                            fab().local_address().size());
     rank_ = p.comm_rank;
+    id_ = eng_.next_window_id++;
+    acc_ordering_ = p.accumulate_ordering;
     size_ = p.comm_size;
     flavor_ = p.flavor;
     bytes_ = p.size;
@@ -81,6 +85,7 @@ void oscf_win::local_blob(WinBlob *b) const {
     b->state_key = state_key_;
     b->disp_unit = static_cast<uint32_t>(disp_unit_);
     b->provider_hash = fnv1a(fab().provider());
+    b->am_window_id = id_;
 }
 
 int oscf_win::connect(const WinBlob *blobs) {
@@ -107,7 +112,16 @@ int oscf_win::connect(const WinBlob *blobs) {
         p.state_key = b.state_key;
         p.disp_unit = b.disp_unit;
         p.ops.parent = &all_ops_;
+        p.acc.parent = &p.ops;
+        p.am_window_id = b.am_window_id;
     }
+    eng_.am->add_window(id_, this);
+    return OSCF_OK;
+}
+
+int oscf_win::peer_address(uint32_t rank, fi_addr_t *out) const {
+    if (rank >= peers_.size()) return OSCF_ERR_ARG;
+    *out = peers_[rank].addr;
     return OSCF_OK;
 }
 

@@ -6,7 +6,8 @@
 //
 // Files: window.cpp (creation, exchange, teardown), epoch.cpp (which calls are allowed
 // when: fence and the access checks), lock.cpp (the passive-target lock protocol),
-// rma.cpp (put/get), flush.cpp (completion waits).
+// rma.cpp (put/get), accumulate.cpp (the accumulate family on both paths and its
+// ordering), flush.cpp (completion waits).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "am_proto.h"
 #include "engine_instance.h"
 #include "window_blob.h"
 
@@ -23,6 +25,9 @@ struct oscf_win {
     explicit oscf_win(oscf_engine &eng) : eng_(eng) {}
     ~oscf_win();
     oscf_win(const oscf_win &) = delete;
+    // The rma.cpp range check, shared with accumulate.cpp.
+    static int target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len,
+                             uint64_t size, int target, const char *what, uint64_t *out);
     oscf_win &operator=(const oscf_win &) = delete;
 
     // window.cpp
@@ -45,6 +50,17 @@ struct oscf_win {
     int put(Guard &lk, int target, const void *buf, size_t len, int64_t disp, int64_t offset);
     int get(Guard &lk, int target, void *buf, size_t len, int64_t disp, int64_t offset);
 
+    // accumulate.cpp
+    int accumulate(Guard &lk, int target, const void *origin, void *result, size_t count,
+                   oscf_type type, oscf_op op, int64_t disp, int64_t offset);
+    int compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,
+                         void *result, oscf_type type, int64_t disp, int64_t offset);
+    // Target side of an emulated accumulate: validates and applies the request, storing
+    // old values in old_out when it asks to fetch. Returns the status for the reply.
+    int serve_am(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *old_out,
+                 size_t *old_len);
+    int peer_address(uint32_t rank, fi_addr_t *out) const;
+
     // flush.cpp
     int flush(Guard &lk, int target);  // target < 0: all
     int sync(Guard &lk);
@@ -61,7 +77,9 @@ private:
         uint64_t base = 0, size = 0, key = 0;
         uint64_t state_base = 0, state_key = 0;
         uint32_t disp_unit = 1;
+        uint64_t am_window_id = 0;
         oscf::OpCounter ops;  // this origin's operations to this target
+        oscf::OpCounter acc;  // the accumulates among them (child of ops)
         LockMode lock = LockMode::none;
         bool lock_acquired = false;  // false under MPI_MODE_NOCHECK: nothing to release
     };
@@ -76,11 +94,23 @@ private:
     int release(Guard &lk, Peer &p);
     int lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
                          uint64_t *old);
+    int lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare, uint64_t *old);
 
     // rma.cpp
     enum class Dir { read, write };
     int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp,
                  int64_t offset);
+
+    // accumulate.cpp
+    int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset,
+                     const char *what, uint64_t *byte_offset);
+    int order_accumulate(Guard &lk, Peer &p, oscf_acc_path path);
+    int post_native(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
+                    oscf_type type, oscf_op op, uint64_t offset);
+    int post_am(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
+                oscf_type type, oscf_op op, uint64_t offset);
+    void apply_local(const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
+                     uint64_t offset);
 
     // flush.cpp
     int wait_idle(Guard &lk, oscf::OpCounter &c);
@@ -101,6 +131,8 @@ private:
     oscf::fid_ptr<fid_mr> mr_;        // window memory (absent when bytes_ == 0)
     oscf::fid_ptr<fid_mr> state_mr_;  // WindowState
     uint64_t mr_key_ = 0, state_key_ = 0;
+    uint64_t id_ = 0;                 // this window in active messages
+    unsigned acc_ordering_ = OSCF_ORDER_DEFAULT;
 
     std::vector<Peer> peers_;
     oscf::OpCounter all_ops_;  // parent of every Peer::ops

@@ -1,7 +1,8 @@
 // Wire format of what each rank publishes at window creation (allgathered by the MPI
 // layer, opaque to it). Fixed-width fields; bump kWinBlobVersion when the layout changes.
 //   version 1: endpoint address, window memory (base/size/key/disp_unit), the
-//              target-resident state (lock word) and a provider fingerprint.
+//              target-resident state (lock word), a provider fingerprint and the id
+//              active messages use for the window.
 #pragma once
 
 #include <cstddef>
@@ -22,9 +23,10 @@ struct WinBlob {
     uint64_t state_key;
     uint32_t disp_unit;
     uint32_t provider_hash;  // all ranks must have chosen the same provider
+    uint64_t am_window_id;   // names this window in active messages sent to its owner
     uint8_t addr[kMaxAddrLen];
 };
-static_assert(sizeof(WinBlob) == 56 + kMaxAddrLen, "WinBlob layout is part of the wire format");
+static_assert(sizeof(WinBlob) == 64 + kMaxAddrLen, "WinBlob layout is part of the wire format");
 
 // Target-resident per-window state, read and updated by peers with remote atomics.
 struct alignas(64) WindowState {

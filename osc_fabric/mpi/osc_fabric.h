@@ -4,7 +4,8 @@
  * all protocol state lives in the engine.
  *
  * Files: _component.c (MCA parameters, init/query/select/finalize, progress hook),
- * _module.c (function table, free, status conversion), _comm.c (data movement),
+ * _module.c (function table, free, status conversion), _comm.c (put/get),
+ * _accumulate.c (the accumulate family), _info.c (info keys),
  * _active_target.c (fence, PSCW), _passive_target.c (locks, flush, sync).
  */
 #ifndef OMPI_OSC_FABRIC_H
@@ -24,6 +25,7 @@ typedef struct ompi_osc_fabric_component_t {
     char *provider_include;
     int verbose;
     bool progress_thread;
+    char *accumulate_path;    /* "auto" or "am" */
     int output;               /* opal_output stream */
     oscf_engine *engine;      /* opened on first use; NULL until then */
     int engine_status;        /* OSCF_OK, or why opening failed (then never retried) */
@@ -35,6 +37,7 @@ typedef struct ompi_osc_fabric_module_t {
     ompi_osc_base_module_t super;
     oscf_win *win;
     ompi_communicator_t *comm; /* private duplicate for our collectives */
+    char accumulate_ordering[32]; /* as MPI_Win_get_info reports it */
 } ompi_osc_fabric_module_t;
 
 OMPI_DECLSPEC extern ompi_osc_fabric_component_t mca_osc_fabric_component;
@@ -69,6 +72,24 @@ int ompi_osc_fabric_get(void *origin_addr, int origin_count, struct ompi_datatyp
                         int target, ptrdiff_t target_disp, int target_count,
                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win);
 
+/* _accumulate.c */
+int ompi_osc_fabric_accumulate(const void *origin_addr, int origin_count,
+                               struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
+                               int target_count, struct ompi_datatype_t *target_dt,
+                               struct ompi_op_t *op, struct ompi_win_t *win);
+int ompi_osc_fabric_get_accumulate(const void *origin_addr, int origin_count,
+                                   struct ompi_datatype_t *origin_dt, void *result_addr,
+                                   int result_count, struct ompi_datatype_t *result_dt,
+                                   int target, ptrdiff_t target_disp, int target_count,
+                                   struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                                   struct ompi_win_t *win);
+int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr,
+                                 struct ompi_datatype_t *dt, int target, ptrdiff_t target_disp,
+                                 struct ompi_op_t *op, struct ompi_win_t *win);
+int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compare_addr,
+                                     void *result_addr, struct ompi_datatype_t *dt, int target,
+                                     ptrdiff_t target_disp, struct ompi_win_t *win);
+
 /* _active_target.c */
 int ompi_osc_fabric_fence(int mpi_assert, struct ompi_win_t *win);
 int ompi_osc_fabric_start(struct ompi_group_t *group, int mpi_assert, struct ompi_win_t *win);
@@ -87,6 +108,11 @@ int ompi_osc_fabric_flush(int target, struct ompi_win_t *win);
 int ompi_osc_fabric_flush_all(struct ompi_win_t *win);
 int ompi_osc_fabric_flush_local(int target, struct ompi_win_t *win);
 int ompi_osc_fabric_flush_local_all(struct ompi_win_t *win);
+
+/* _info.c: reads the info keys we honour at creation and subscribes them so
+ * MPI_Win_get_info reports them. */
+int ompi_osc_fabric_read_info(struct opal_info_t *info, unsigned *accumulate_ordering);
+int ompi_osc_fabric_subscribe_info(struct ompi_win_t *win, ompi_osc_fabric_module_t *module);
 
 /* Translate MPI_MODE_* bits into OSCF_MODE_* bits. */
 int ompi_osc_fabric_assert_bits(int mpi_assert);

@@ -80,6 +80,14 @@ static int component_register(void)
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &c->progress_thread);
 
+    c->accumulate_path = "auto";
+    (void) mca_base_component_var_register(v, "accumulate_path",
+        "How accumulates travel: \"auto\" (native libfabric atomics for every type the provider "
+        "supports for all MPI-allowed reductions, active messages for the rest) or \"am\" (active "
+        "messages for every type). Must be the same on all processes",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->accumulate_path);
+
     c->verbose = 0;
     (void) mca_base_component_var_register(v, "verbose",
         "Verbosity: 0 shows only provider failures, 1 adds why calls fail and why the component "
@@ -151,7 +159,15 @@ static int ensure_engine(void)
         .provider_include = c->provider_include,
         .job_is_node_local = !ompi_group_have_remote_peers(ompi_mpi_comm_world.comm.c_local_group),
         .progress_thread = c->progress_thread,
+        .force_am_accumulate = NULL != c->accumulate_path && 0 == strcmp(c->accumulate_path, "am"),
     };
+    if (NULL != c->accumulate_path && 0 != strcmp(c->accumulate_path, "auto") &&
+        !cfg.force_am_accumulate) {
+        opal_output(0, "osc/fabric: osc_fabric_accumulate_path must be \"auto\" or \"am\", not \"%s\"",
+                    c->accumulate_path);
+        c->engine_status = OSCF_ERR_ARG;
+        return c->engine_status;
+    }
     c->engine_status = oscf_engine_open(&cfg, &c->engine);
     if (OSCF_OK == c->engine_status) {
         opal_output_verbose(5, c->output, "osc/fabric: using libfabric provider %s",
@@ -206,7 +222,6 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
                             struct ompi_communicator_t *comm, struct opal_info_t *info, int flavor,
                             int *model)
 {
-    (void) info;
     ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
     ompi_osc_fabric_module_t *module = calloc(1, sizeof(*module));
     if (NULL == module) return OMPI_ERR_OUT_OF_RESOURCE;
@@ -230,7 +245,10 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
         .comm_size = ompi_comm_size(module->comm),
     };
     void *local_base = NULL;
-    rc = ompi_osc_fabric_status(oscf_win_create(c->engine, &params, &module->win, &local_base));
+    rc = ompi_osc_fabric_read_info(info, &params.accumulate_ordering);
+    if (OMPI_SUCCESS == rc) {
+        rc = ompi_osc_fabric_status(oscf_win_create(c->engine, &params, &module->win, &local_base));
+    }
     rc = ompi_osc_fabric_agree(module->comm, rc);
     if (OMPI_SUCCESS != rc) goto fail;
 
@@ -253,6 +271,9 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
 
     if (MPI_WIN_FLAVOR_ALLOCATE == flavor) *(void **) base = local_base;
     *model = MPI_WIN_UNIFIED;
+    oscf_format_accumulate_ordering(params.accumulate_ordering, module->accumulate_ordering,
+                                    sizeof module->accumulate_ordering);
+    ompi_osc_fabric_subscribe_info(win, module);
     ompi_osc_fabric_window_added();
     opal_output_verbose(10, c->output, "osc/fabric: window of %zu bytes on %d ranks over %s", size,
                         params.comm_size, oscf_engine_provider(c->engine));

@@ -1,7 +1,7 @@
 /*
  * The module function table, window teardown and the engine-status conversion.
- * Operations that later issues add (accumulate family, request forms, PSCW, dynamic and
- * shared windows) answer MPI_ERR_UNSUPPORTED_OPERATION with a message until then.
+ * Operations not built yet (request forms, PSCW, dynamic and shared windows) answer
+ * MPI_ERR_UNSUPPORTED_OPERATION with a message.
  */
 #include "osc_fabric.h"
 
@@ -33,38 +33,6 @@ static int fabric_detach(struct ompi_win_t *win, const void *base)
 {
     (void) win; (void) base;
     return OMPI_ERR_RMA_FLAVOR;
-}
-
-static int fabric_accumulate(const void *o, int oc, struct ompi_datatype_t *odt, int t,
-                             ptrdiff_t td, int tc, struct ompi_datatype_t *tdt, struct ompi_op_t *op,
-                             struct ompi_win_t *win)
-{
-    (void) o; (void) oc; (void) odt; (void) t; (void) td; (void) tc; (void) tdt; (void) op; (void) win;
-    return not_yet("MPI_Accumulate");
-}
-
-static int fabric_compare_and_swap(const void *o, const void *c, void *r, struct ompi_datatype_t *dt,
-                                   int t, ptrdiff_t td, struct ompi_win_t *win)
-{
-    (void) o; (void) c; (void) r; (void) dt; (void) t; (void) td; (void) win;
-    return not_yet("MPI_Compare_and_swap");
-}
-
-static int fabric_fetch_and_op(const void *o, void *r, struct ompi_datatype_t *dt, int t,
-                               ptrdiff_t td, struct ompi_op_t *op, struct ompi_win_t *win)
-{
-    (void) o; (void) r; (void) dt; (void) t; (void) td; (void) op; (void) win;
-    return not_yet("MPI_Fetch_and_op");
-}
-
-static int fabric_get_accumulate(const void *o, int oc, struct ompi_datatype_t *odt, void *r, int rc,
-                                 struct ompi_datatype_t *rdt, int t, ptrdiff_t td, int tc,
-                                 struct ompi_datatype_t *tdt, struct ompi_op_t *op,
-                                 struct ompi_win_t *win)
-{
-    (void) o; (void) oc; (void) odt; (void) r; (void) rc; (void) rdt; (void) t; (void) td; (void) tc;
-    (void) tdt; (void) op; (void) win;
-    return not_yet("MPI_Get_accumulate");
 }
 
 static int fabric_rput(const void *o, int oc, struct ompi_datatype_t *odt, int t, ptrdiff_t td,
@@ -111,10 +79,10 @@ const ompi_osc_base_module_t ompi_osc_fabric_module_template = {
 
     .osc_put = ompi_osc_fabric_put,
     .osc_get = ompi_osc_fabric_get,
-    .osc_accumulate = fabric_accumulate,
-    .osc_compare_and_swap = fabric_compare_and_swap,
-    .osc_fetch_and_op = fabric_fetch_and_op,
-    .osc_get_accumulate = fabric_get_accumulate,
+    .osc_accumulate = ompi_osc_fabric_accumulate,
+    .osc_compare_and_swap = ompi_osc_fabric_compare_and_swap,
+    .osc_fetch_and_op = ompi_osc_fabric_fetch_and_op,
+    .osc_get_accumulate = ompi_osc_fabric_get_accumulate,
 
     .osc_rput = fabric_rput,
     .osc_rget = fabric_rget,
@@ -152,6 +120,8 @@ int ompi_osc_fabric_status(int oscf_rc)
     case OSCF_ERR_NO_MEM: return OMPI_ERR_OUT_OF_RESOURCE;
     case OSCF_ERR_UNSUPPORTED: return OMPI_ERR_NOT_SUPPORTED;
     case OSCF_ERR_NO_PROVIDER: return OMPI_ERR_NOT_AVAILABLE;
+    case OSCF_ERR_OP: return MPI_ERR_OP;            /* MPI classes pass through unchanged */
+    case OSCF_ERR_INFO: return MPI_ERR_INFO_VALUE;
     case OSCF_ERR_FABRIC:
     case OSCF_ERR_INTERNAL:
     default: return OMPI_ERROR;

@@ -17,9 +17,10 @@ struct TwoRanks {
     std::vector<char> created[2];  // memory of CREATE-flavor windows
 
     // sizes[r] bytes on rank r, disp_unit du.
-    TwoRanks(const std::string &provider, oscf_win_flavor flavor, const size_t sizes[2], int du = 1) {
+    TwoRanks(const std::string &provider, oscf_win_flavor flavor, const size_t sizes[2], int du = 1,
+             bool force_am = false, unsigned ordering = OSCF_ORDER_DEFAULT) {
         for (int r = 0; r < 2; ++r) {
-            oscf_engine_config cfg{provider.c_str(), provider == "shm", 1};
+            oscf_engine_config cfg{provider.c_str(), provider == "shm", 1, force_am};
             REQUIRE(oscf_engine_open(&cfg, &eng[r]) == OSCF_OK);
             oscf_win_params p{};
             p.flavor = flavor;
@@ -27,6 +28,7 @@ struct TwoRanks {
             p.disp_unit = du;
             p.comm_rank = r;
             p.comm_size = 2;
+            p.accumulate_ordering = ordering;
             if (flavor == OSCF_FLAVOR_CREATE) {
                 created[r].assign(sizes[r], 0);
                 p.base = created[r].data();

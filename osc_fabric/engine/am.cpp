@@ -1,0 +1,174 @@
+#include "am.h"
+
+#include <rdma/fi_endpoint.h>
+
+#include <cstring>
+
+#include "window.h"
+
+namespace oscf {
+
+class ActiveMessages::RecvBuffer final : public Completion {
+public:
+    explicit RecvBuffer(ActiveMessages &am) : am_(am) {}
+    void complete(int status, size_t len) override {
+        if (am_.closing_) return;
+        if (status == OSCF_OK) am_.on_receive(data, len);
+        am_.post_receive(*this);
+    }
+    alignas(16) uint8_t data[kAmBufferSize];
+
+private:
+    ActiveMessages &am_;
+};
+
+class ActiveMessages::SendBuffer final : public Completion {
+public:
+    explicit SendBuffer(ActiveMessages &am) : am_(am) {}
+    void complete(int status, size_t) override {
+        if (status != OSCF_OK) log(0, "active message send failed");
+        am_.release(this);
+    }
+    alignas(16) uint8_t data[kAmBufferSize];
+    size_t len = 0;
+
+private:
+    ActiveMessages &am_;
+};
+
+ActiveMessages::ActiveMessages(Fabric &fab, Progress &progress) : fab_(fab), progress_(progress) {}
+
+// Receive buffers stay posted until the endpoint closes (the Fabric outlives us only
+// if the engine is torn down in the wrong order; engine_instance.h declares AM after
+// the fabric so the endpoint is still open here and cancels nothing we then touch).
+ActiveMessages::~ActiveMessages() { closing_ = true; }
+
+int ActiveMessages::start(size_t receive_buffers) {
+    for (size_t i = 0; i < receive_buffers; ++i) {
+        receives_.push_back(std::make_unique<RecvBuffer>(*this));
+        int rc = post_receive(*receives_.back());
+        if (rc) return rc;
+    }
+    return OSCF_OK;
+}
+
+int ActiveMessages::post_receive(RecvBuffer &b) {
+    return progress_.post("fi_recv", [&] {
+        return fi_recv(fab_.ep(), b.data, sizeof b.data, nullptr, FI_ADDR_UNSPEC, &b);
+    });
+}
+
+uint64_t ActiveMessages::new_request(OpCounter *counter, void *result, size_t result_bytes) {
+    uint32_t idx;
+    if (free_requests_.empty()) {
+        idx = static_cast<uint32_t>(requests_.size());
+        requests_.emplace_back();
+    } else {
+        idx = free_requests_.back();
+        free_requests_.pop_back();
+    }
+    AmRequest &r = requests_[idx];
+    r.counter = counter;
+    r.result = result;
+    r.result_bytes = result_bytes;
+    r.in_use = true;
+    ++r.generation;
+    return (uint64_t{r.generation} << 32) | idx;
+}
+
+ActiveMessages::SendBuffer *ActiveMessages::take_send_buffer() {
+    if (free_sends_.empty()) {
+        send_pool_.push_back(std::make_unique<SendBuffer>(*this));
+        return send_pool_.back().get();
+    }
+    SendBuffer *b = free_sends_.back();
+    free_sends_.pop_back();
+    return b;
+}
+
+void ActiveMessages::release(SendBuffer *b) { free_sends_.push_back(b); }
+
+int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, size_t n1,
+                         const void *p2, size_t n2) {
+    if (n1 + n2 > kAmMaxPayload) return OSCF_ERR_INTERNAL;
+    SendBuffer *b = take_send_buffer();
+    std::memcpy(b->data, &hdr, sizeof hdr);
+    if (n1) std::memcpy(b->data + sizeof hdr, p1, n1);
+    if (n2) std::memcpy(b->data + sizeof hdr + n1, p2, n2);
+    b->len = sizeof hdr + n1 + n2;
+    fid_ep *ep = fab_.ep();
+    progress_.post_or_defer(
+        "fi_send", [ep, b, dest] { return fi_send(ep, b->data, b->len, nullptr, dest, b); },
+        [this, b](int) { release(b); });
+    return OSCF_OK;
+}
+
+void ActiveMessages::on_receive(const uint8_t *msg, size_t len) {
+    AmHeader h;
+    if (len < sizeof h) {
+        log(0, "dropping a %zu-byte active message: shorter than its header", len);
+        return;
+    }
+    std::memcpy(&h, msg, sizeof h);
+    if (h.version != kAmVersion || h.opcode >= kAmOpcodeMax) {
+        log(0, "dropping an active message of version %u, opcode %u", h.version, h.opcode);
+        return;
+    }
+    const uint8_t *payload = msg + sizeof h;
+    size_t plen = len - sizeof h;
+    if (h.opcode == kAmReply)
+        handle_reply(h, payload, plen);
+    else
+        handle_request(h, payload, plen);
+}
+
+void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, size_t len) {
+    auto it = windows_.find(h.window_id);
+    if (it == windows_.end()) {
+        // Nobody to reply to either: without the window we cannot map origin_rank.
+        log(0, "active message for unknown window %llu dropped",
+            static_cast<unsigned long long>(h.window_id));
+        return;
+    }
+    oscf_win &win = *it->second;
+    AmHeader reply{};
+    reply.version = kAmVersion;
+    reply.opcode = kAmReply;
+    reply.token = h.token;
+    uint8_t old[kAmMaxPayload];
+    size_t old_len = 0;
+    reply.status = win.serve_am(h, payload, len, old, &old_len);
+    ++served_;
+    fi_addr_t dest;
+    if (win.peer_address(h.origin_rank, &dest) != OSCF_OK) {
+        log(0, "active message from rank %u, outside the window's group, dropped", h.origin_rank);
+        return;
+    }
+    send(dest, reply, old, reply.status == OSCF_OK ? old_len : 0);
+}
+
+void ActiveMessages::handle_reply(const AmHeader &h, const uint8_t *payload, size_t len) {
+    uint32_t idx = static_cast<uint32_t>(h.token);
+    uint32_t gen = static_cast<uint32_t>(h.token >> 32);
+    if (idx >= requests_.size() || !requests_[idx].in_use || requests_[idx].generation != gen) {
+        log(0, "active message reply with an unknown token dropped");
+        return;
+    }
+    AmRequest &r = requests_[idx];
+    int status = h.status;
+    if (status == OSCF_OK && r.result) {
+        if (len != r.result_bytes) {
+            log(0, "active message reply carries %zu bytes, expected %zu", len, r.result_bytes);
+            status = OSCF_ERR_INTERNAL;
+        } else {
+            std::memcpy(r.result, payload, len);
+        }
+    }
+    if (status != OSCF_OK) log(1, "emulated accumulate failed at the target: %s", oscf_status_str(status));
+    OpCounter *c = r.counter;
+    r.in_use = false;
+    free_requests_.push_back(idx);
+    c->on_complete(status);
+}
+
+}  // namespace oscf

@@ -1,0 +1,77 @@
+// The active-message layer: posted receive buffers, pooled send buffers, tokens that
+// match replies to requests, and the table that routes requests to windows. Owned by
+// the engine; every method assumes the engine lock is held (handlers run inside
+// Progress::run_locked). Window-level meaning (what an accumulate does) lives in
+// accumulate.cpp; this file only moves messages.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "am_proto.h"
+#include "progress.h"
+
+struct oscf_win;
+
+namespace oscf {
+
+// The origin side of one request in flight: where the reply's data goes, and the
+// counter to complete.
+struct AmRequest {
+    OpCounter *counter = nullptr;
+    void *result = nullptr;  // may be nullptr: nothing fetched
+    size_t result_bytes = 0;
+    uint32_t generation = 0;
+    bool in_use = false;
+};
+
+class ActiveMessages {
+public:
+    ActiveMessages(Fabric &fab, Progress &progress);
+    ~ActiveMessages();
+    ActiveMessages(const ActiveMessages &) = delete;
+    ActiveMessages &operator=(const ActiveMessages &) = delete;
+
+    int start(size_t receive_buffers);
+
+    void add_window(uint64_t id, oscf_win *win) { windows_[id] = win; }
+    void remove_window(uint64_t id) { windows_.erase(id); }
+
+    // A request whose reply completes `counter` (and copies up to result_bytes of
+    // fetched data to result). Returns its token.
+    uint64_t new_request(OpCounter *counter, void *result, size_t result_bytes);
+
+    // Sends header + two payload pieces (copied; the caller's buffers are free at once).
+    // Never fails with -FI_EAGAIN: the send is queued for progress instead.
+    int send(fi_addr_t dest, const AmHeader &hdr, const void *p1, size_t n1, const void *p2 = nullptr,
+             size_t n2 = 0);
+
+    // Called by a receive buffer's completion.
+    void on_receive(const uint8_t *msg, size_t len);
+
+    uint64_t requests_served() const { return served_; }
+
+private:
+    class RecvBuffer;
+    class SendBuffer;
+
+    int post_receive(RecvBuffer &b);
+    void handle_request(const AmHeader &h, const uint8_t *payload, size_t len);
+    void handle_reply(const AmHeader &h, const uint8_t *payload, size_t len);
+    SendBuffer *take_send_buffer();
+    void release(SendBuffer *b);
+
+    Fabric &fab_;
+    Progress &progress_;
+    std::vector<std::unique_ptr<RecvBuffer>> receives_;
+    std::vector<std::unique_ptr<SendBuffer>> send_pool_;  // all send buffers ever made
+    std::vector<SendBuffer *> free_sends_;
+    std::vector<AmRequest> requests_;  // indexed by token's low 32 bits
+    std::vector<uint32_t> free_requests_;
+    std::unordered_map<uint64_t, oscf_win *> windows_;
+    uint64_t served_ = 0;
+    bool closing_ = false;
+};
+
+}  // namespace oscf

@@ -1,0 +1,48 @@
+// Wire format of the active messages that carry emulated accumulates. Fixed-width
+// fields; every message is one AmHeader followed by its payload. Receivers check the
+// version, the opcode against kAmOpcodeMax and every length before dispatch.
+//   version 1: accumulate and compare-and-swap requests, and their replies.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace oscf {
+
+constexpr uint8_t kAmVersion = 1;
+
+enum AmOpcode : uint8_t {
+    kAmAccumulate = 0,    // payload: count origin elements (none for a fetching NO_OP)
+    kAmCompareSwap = 1,   // payload: origin element, then compare element
+    kAmReply = 2,         // payload: old target values when the request asked to fetch
+    kAmOpcodeMax
+};
+
+enum AmFlags : uint8_t {
+    kAmFetch = 1,      // reply with the old target values
+    kAmStateWord = 2,  // offset is into the target's WindowState (lock word), not its memory
+};
+
+struct AmHeader {
+    uint8_t version;
+    uint8_t opcode;  // AmOpcode
+    uint8_t type;    // oscf_type
+    uint8_t op;      // oscf_op
+    uint8_t flags;   // AmFlags
+    uint8_t pad[3];
+    int32_t status;        // reply: OSCF status of the request
+    uint32_t count;        // elements
+    uint32_t origin_rank;  // request: the sender's rank in the window, to reply to
+    uint32_t reserved;
+    uint64_t window_id;    // the target's window (WinBlob::am_window_id)
+    uint64_t offset;     // byte offset into the target's window memory
+    uint64_t token;      // origin's request handle, echoed by the reply
+};
+static_assert(sizeof(AmHeader) == 48, "AmHeader is part of the wire format");
+
+// Largest payload of one message: longer accumulates are split into chunks of whole
+// elements and pipelined.
+constexpr size_t kAmMaxPayload = 16384;
+constexpr size_t kAmBufferSize = sizeof(AmHeader) + kAmMaxPayload;
+
+}  // namespace oscf

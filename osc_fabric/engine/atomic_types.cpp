@@ -1,0 +1,204 @@
+#include "atomic_types.h"
+
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace oscf {
+namespace {
+
+// Value/index pairs laid out like the structs MPI defines for MPI_FLOAT_INT & co.
+template <class V>
+struct Pair {
+    V value;
+    int index;
+};
+using ShortInt = Pair<short>;
+
+enum class Class { integer, floating, complex, logical, byte, pair };
+
+struct TypeInfo {
+    size_t size;
+    Class cls;
+    int fi_type;  // -1: no libfabric datatype
+};
+
+// Indexed by oscf_type.
+const TypeInfo kTypes[OSCF_TYPE_COUNT] = {
+    {1, Class::integer, FI_INT8},     {1, Class::integer, FI_UINT8},
+    {2, Class::integer, FI_INT16},    {2, Class::integer, FI_UINT16},
+    {4, Class::integer, FI_INT32},    {4, Class::integer, FI_UINT32},
+    {8, Class::integer, FI_INT64},    {8, Class::integer, FI_UINT64},
+    {sizeof(float), Class::floating, FI_FLOAT},
+    {sizeof(double), Class::floating, FI_DOUBLE},
+    {sizeof(long double), Class::floating, FI_LONG_DOUBLE},
+    {sizeof(std::complex<float>), Class::complex, FI_FLOAT_COMPLEX},
+    {sizeof(std::complex<double>), Class::complex, FI_DOUBLE_COMPLEX},
+    {sizeof(std::complex<long double>), Class::complex, FI_LONG_DOUBLE_COMPLEX},
+    // C _Bool is one byte holding 0 or 1: libfabric's logical ops on uint8 agree.
+    {1, Class::logical, FI_UINT8},
+    {1, Class::byte, FI_UINT8},
+    {sizeof(Pair<float>), Class::pair, -1},
+    {sizeof(Pair<double>), Class::pair, -1},
+    {sizeof(Pair<long>), Class::pair, -1},
+    {sizeof(Pair<int>), Class::pair, -1},
+    {sizeof(ShortInt), Class::pair, -1},
+    {sizeof(Pair<long double>), Class::pair, -1},
+};
+static_assert(sizeof kTypes / sizeof kTypes[0] == OSCF_TYPE_COUNT, "one entry per oscf_type");
+
+const int kFiOps[OSCF_OP_COUNT] = {
+    FI_SUM, FI_PROD, FI_MIN, FI_MAX, FI_LAND, FI_LOR, FI_LXOR, FI_BAND, FI_BOR, FI_BXOR,
+    FI_ATOMIC_WRITE, FI_ATOMIC_READ, -1, -1,
+};
+
+// Signed overflow wraps, as MPI implementations do, without undefined behaviour.
+template <class T>
+T wrap_add(T a, T b) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T>
+T wrap_mul(T a, T b) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+
+template <class T>
+void reduce_integer(oscf_op op, T *t, const T *o, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        switch (op) {
+        case OSCF_OP_SUM: t[i] = wrap_add(t[i], o[i]); break;
+        case OSCF_OP_PROD: t[i] = wrap_mul(t[i], o[i]); break;
+        case OSCF_OP_MIN: t[i] = o[i] < t[i] ? o[i] : t[i]; break;
+        case OSCF_OP_MAX: t[i] = o[i] > t[i] ? o[i] : t[i]; break;
+        case OSCF_OP_LAND: t[i] = (t[i] && o[i]); break;
+        case OSCF_OP_LOR: t[i] = (t[i] || o[i]); break;
+        case OSCF_OP_LXOR: t[i] = (!t[i] != !o[i]); break;
+        case OSCF_OP_BAND: t[i] = static_cast<T>(t[i] & o[i]); break;
+        case OSCF_OP_BOR: t[i] = static_cast<T>(t[i] | o[i]); break;
+        case OSCF_OP_BXOR: t[i] = static_cast<T>(t[i] ^ o[i]); break;
+        case OSCF_OP_REPLACE: t[i] = o[i]; break;
+        default: return;
+        }
+    }
+}
+
+template <class T>
+void reduce_floating(oscf_op op, T *t, const T *o, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        switch (op) {
+        case OSCF_OP_SUM: t[i] += o[i]; break;
+        case OSCF_OP_PROD: t[i] *= o[i]; break;
+        case OSCF_OP_MIN: t[i] = o[i] < t[i] ? o[i] : t[i]; break;
+        case OSCF_OP_MAX: t[i] = o[i] > t[i] ? o[i] : t[i]; break;
+        case OSCF_OP_REPLACE: t[i] = o[i]; break;
+        default: return;
+        }
+    }
+}
+
+template <class T>
+void reduce_complex(oscf_op op, T *t, const T *o, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        switch (op) {
+        case OSCF_OP_SUM: t[i] += o[i]; break;
+        case OSCF_OP_PROD: t[i] *= o[i]; break;
+        case OSCF_OP_REPLACE: t[i] = o[i]; break;
+        default: return;
+        }
+    }
+}
+
+// MINLOC/MAXLOC keep the better value; on a tie, the smaller index (MPI's definition).
+template <class P>
+void reduce_pair(oscf_op op, P *t, const P *o, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        if (op == OSCF_OP_REPLACE) {
+            t[i] = o[i];
+            continue;
+        }
+        bool better = op == OSCF_OP_MINLOC ? o[i].value < t[i].value : o[i].value > t[i].value;
+        if (better)
+            t[i] = o[i];
+        else if (o[i].value == t[i].value && o[i].index < t[i].index)
+            t[i].index = o[i].index;
+    }
+}
+
+template <class T>
+void cas(void *t, const void *o, const void *c) {
+    T tv, ov, cv;
+    std::memcpy(&tv, t, sizeof tv);
+    std::memcpy(&ov, o, sizeof ov);
+    std::memcpy(&cv, c, sizeof cv);
+    if (tv == cv) std::memcpy(t, &ov, sizeof ov);
+}
+
+}  // namespace
+
+size_t type_size(oscf_type t) { return kTypes[t].size; }
+bool valid_type(int t) { return t >= 0 && t < OSCF_TYPE_COUNT; }
+bool valid_op(int op) { return op >= 0 && op < OSCF_OP_COUNT; }
+int fi_type_of(oscf_type t) { return kTypes[t].fi_type; }
+int fi_op_of(oscf_op op) { return kFiOps[op]; }
+
+bool op_allowed(oscf_op op, oscf_type t) {
+    if (op == OSCF_OP_REPLACE || op == OSCF_OP_NO_OP) return true;
+    switch (kTypes[t].cls) {
+    case Class::integer: return op <= OSCF_OP_BXOR;
+    case Class::floating: return op == OSCF_OP_SUM || op == OSCF_OP_PROD || op == OSCF_OP_MIN || op == OSCF_OP_MAX;
+    case Class::complex: return op == OSCF_OP_SUM || op == OSCF_OP_PROD;
+    case Class::logical: return op == OSCF_OP_LAND || op == OSCF_OP_LOR || op == OSCF_OP_LXOR;
+    case Class::byte: return op == OSCF_OP_BAND || op == OSCF_OP_BOR || op == OSCF_OP_BXOR;
+    case Class::pair: return op == OSCF_OP_MINLOC || op == OSCF_OP_MAXLOC;
+    }
+    return false;
+}
+
+bool cas_allowed(oscf_type t) {
+    Class c = kTypes[t].cls;
+    return c == Class::integer || c == Class::logical || c == Class::byte;
+}
+
+void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, size_t n) {
+    if (op == OSCF_OP_NO_OP) return;
+    switch (t) {
+    case OSCF_TYPE_INT8: return reduce_integer(op, static_cast<int8_t *>(target), static_cast<const int8_t *>(origin), n);
+    case OSCF_TYPE_UINT8:
+    case OSCF_TYPE_BYTE:
+    case OSCF_TYPE_BOOL: return reduce_integer(op, static_cast<uint8_t *>(target), static_cast<const uint8_t *>(origin), n);
+    case OSCF_TYPE_INT16: return reduce_integer(op, static_cast<int16_t *>(target), static_cast<const int16_t *>(origin), n);
+    case OSCF_TYPE_UINT16: return reduce_integer(op, static_cast<uint16_t *>(target), static_cast<const uint16_t *>(origin), n);
+    case OSCF_TYPE_INT32: return reduce_integer(op, static_cast<int32_t *>(target), static_cast<const int32_t *>(origin), n);
+    case OSCF_TYPE_UINT32: return reduce_integer(op, static_cast<uint32_t *>(target), static_cast<const uint32_t *>(origin), n);
+    case OSCF_TYPE_INT64: return reduce_integer(op, static_cast<int64_t *>(target), static_cast<const int64_t *>(origin), n);
+    case OSCF_TYPE_UINT64: return reduce_integer(op, static_cast<uint64_t *>(target), static_cast<const uint64_t *>(origin), n);
+    case OSCF_TYPE_FLOAT: return reduce_floating(op, static_cast<float *>(target), static_cast<const float *>(origin), n);
+    case OSCF_TYPE_DOUBLE: return reduce_floating(op, static_cast<double *>(target), static_cast<const double *>(origin), n);
+    case OSCF_TYPE_LONG_DOUBLE: return reduce_floating(op, static_cast<long double *>(target), static_cast<const long double *>(origin), n);
+    case OSCF_TYPE_FLOAT_COMPLEX: return reduce_complex(op, static_cast<std::complex<float> *>(target), static_cast<const std::complex<float> *>(origin), n);
+    case OSCF_TYPE_DOUBLE_COMPLEX: return reduce_complex(op, static_cast<std::complex<double> *>(target), static_cast<const std::complex<double> *>(origin), n);
+    case OSCF_TYPE_LONG_DOUBLE_COMPLEX: return reduce_complex(op, static_cast<std::complex<long double> *>(target), static_cast<const std::complex<long double> *>(origin), n);
+    case OSCF_TYPE_FLOAT_INT: return reduce_pair(op, static_cast<Pair<float> *>(target), static_cast<const Pair<float> *>(origin), n);
+    case OSCF_TYPE_DOUBLE_INT: return reduce_pair(op, static_cast<Pair<double> *>(target), static_cast<const Pair<double> *>(origin), n);
+    case OSCF_TYPE_LONG_INT: return reduce_pair(op, static_cast<Pair<long> *>(target), static_cast<const Pair<long> *>(origin), n);
+    case OSCF_TYPE_2INT: return reduce_pair(op, static_cast<Pair<int> *>(target), static_cast<const Pair<int> *>(origin), n);
+    case OSCF_TYPE_SHORT_INT: return reduce_pair(op, static_cast<ShortInt *>(target), static_cast<const ShortInt *>(origin), n);
+    case OSCF_TYPE_LONG_DOUBLE_INT: return reduce_pair(op, static_cast<Pair<long double> *>(target), static_cast<const Pair<long double> *>(origin), n);
+    case OSCF_TYPE_COUNT: return;
+    }
+}
+
+void apply_compare_swap(oscf_type t, void *target, const void *origin, const void *compare) {
+    switch (type_size(t)) {
+    case 1: return cas<uint8_t>(target, origin, compare);
+    case 2: return cas<uint16_t>(target, origin, compare);
+    case 4: return cas<uint32_t>(target, origin, compare);
+    case 8: return cas<uint64_t>(target, origin, compare);
+    default: return;  // cas_allowed() admits only 1-8 byte integers
+    }
+}
+
+}  // namespace oscf

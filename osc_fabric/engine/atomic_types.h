@@ -1,0 +1,35 @@
+// The element types and reductions of the accumulate family, independent of any path:
+// sizes, the libfabric datatype and op each maps to, which (op, type) pairs MPI allows,
+// and the element-wise reduction the active-message path applies at the target.
+// Stateless and thread-safe.
+#pragma once
+
+#include <rdma/fi_domain.h>
+
+#include <cstddef>
+
+#include "osc_fabric/engine.h"
+
+namespace oscf {
+
+size_t type_size(oscf_type t);
+bool valid_type(int t);
+bool valid_op(int op);
+
+// MPI's table of allowed reductions per type class (MPI-4.0 §6.9.2), REPLACE and NO_OP
+// allowed for every type, and compare-and-swap for integer, logical and byte types.
+bool op_allowed(oscf_op op, oscf_type t);
+bool cas_allowed(oscf_type t);
+
+// libfabric equivalents, or -1 where libfabric has none (pair types, MINLOC/MAXLOC).
+int fi_type_of(oscf_type t);
+int fi_op_of(oscf_op op);
+
+// target[i] = origin[i] (op) target[i] for i < count. NO_OP leaves target alone.
+// Callers guarantee op_allowed(op, t) and exclusive access to target.
+void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, size_t count);
+
+// The compare-and-swap of one element: if target == compare, target = origin.
+void apply_compare_swap(oscf_type t, void *target, const void *origin, const void *compare);
+
+}  // namespace oscf

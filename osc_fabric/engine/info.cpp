@@ -1,0 +1,64 @@
+// Parsers of info values the engine honours. Kept free of MPI so they can be unit
+// tested and fuzzed.
+#include <cstring>
+#include <string>
+
+#include "status.h"
+
+namespace {
+
+struct Name {
+    const char *name;
+    unsigned bit;
+};
+const Name kOrderings[] = {
+    {"rar", OSCF_ORDER_RAR}, {"raw", OSCF_ORDER_RAW}, {"war", OSCF_ORDER_WAR}, {"waw", OSCF_ORDER_WAW}};
+
+bool blank(char c) { return c == ' ' || c == '\t'; }
+
+}  // namespace
+
+extern "C" int oscf_parse_accumulate_ordering(const char *value, unsigned *bits) {
+    if (!value || !bits) return OSCF_ERR_ARG;
+    std::string v(value);
+    size_t a = 0, b = v.size();
+    while (a < b && blank(v[a])) ++a;
+    while (b > a && blank(v[b - 1])) --b;
+    v = v.substr(a, b - a);
+    if (v == "none") {
+        *bits = 0;
+        return OSCF_OK;
+    }
+    unsigned out = 0;
+    size_t pos = 0;
+    for (;;) {
+        size_t comma = v.find(',', pos);
+        std::string item = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        size_t s = 0, e = item.size();
+        while (s < e && blank(item[s])) ++s;
+        while (e > s && blank(item[e - 1])) --e;
+        item = item.substr(s, e - s);
+        unsigned bit = 0;
+        for (const Name &n : kOrderings)
+            if (item == n.name) bit = n.bit;
+        if (!bit) {
+            oscf::log(1, "accumulate_ordering: '%s' is not one of rar, raw, war, waw or none", value);
+            return OSCF_ERR_INFO;
+        }
+        out |= bit;
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    *bits = out;
+    return OSCF_OK;
+}
+
+extern "C" void oscf_format_accumulate_ordering(unsigned bits, char *buf, size_t len) {
+    if (!buf || len == 0) return;
+    std::string s;
+    for (const Name &n : kOrderings)
+        if (bits & n.bit) s += (s.empty() ? "" : ",") + std::string(n.name);
+    if (s.empty()) s = "none";
+    std::strncpy(buf, s.c_str(), len - 1);
+    buf[len - 1] = '\0';
+}

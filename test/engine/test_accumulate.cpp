@@ -1,0 +1,171 @@
+#include <complex>
+#include <cstring>
+
+#include "two_ranks.h"
+
+namespace {
+// Every accumulate test runs over both providers and both paths.
+struct Setup {
+    std::string provider;
+    bool force_am;
+};
+Setup test_setup() {
+    std::string prov = test_provider();
+    bool am = GENERATE(false, true);
+    return {prov, am};
+}
+oscf_acc_path expected_path(const Setup &s, oscf_type t, oscf_engine *eng) {
+    (void)t;
+    (void)eng;
+    // shm's native atomics are not used (fabric.cpp); tcp has 64-bit integers natively.
+    return s.force_am || s.provider == "shm" ? OSCF_PATH_AM : OSCF_PATH_NATIVE;
+}
+}  // namespace
+
+TEST_CASE("the path table: integers native on tcp, long double and pairs always emulated", "[accumulate][caps]") {
+    Setup s = test_setup();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am);
+    CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_INT64) == expected_path(s, OSCF_TYPE_INT64, t.eng[0]));
+    CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_LONG_DOUBLE) == OSCF_PATH_AM);
+    CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_DOUBLE_COMPLEX) == OSCF_PATH_AM);
+    CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_2INT) == OSCF_PATH_AM);
+}
+
+TEST_CASE("accumulate and get_accumulate add into the target and fetch the old values", "[accumulate]") {
+    Setup s = test_setup();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am);
+    std::memset(t.mem(1), 0, 64);
+    int64_t inc[3] = {1, 2, 3};
+    REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
+    for (int i = 0; i < 5; ++i)
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, inc, nullptr, 3, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 8) == OSCF_OK);
+    int64_t old[3] = {-1, -1, -1};
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, inc, old, 3, OSCF_TYPE_INT64, OSCF_OP_SUM, 8, 0) == OSCF_OK);
+    REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
+    const int64_t *m = reinterpret_cast<const int64_t *>(t.mem(1) + 8);
+    CHECK(old[0] == 5);
+    CHECK(old[1] == 10);
+    CHECK(old[2] == 15);
+    CHECK(m[0] == 6);
+    CHECK(m[1] == 12);
+    CHECK(m[2] == 18);
+    oscf_win_stats st = t.stats(0);
+    if (expected_path(s, OSCF_TYPE_INT64, t.eng[0]) == OSCF_PATH_NATIVE) {
+        CHECK(st.native_atomics == 6);
+        CHECK(st.am_requests == 0);
+    } else {
+        CHECK(st.native_atomics == 0);
+        CHECK(st.am_requests == 6);
+    }
+}
+
+TEST_CASE("types no provider has natively are emulated exactly", "[accumulate][am]") {
+    Setup s = test_setup();
+    size_t sizes[2] = {256, 256};
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am);
+    auto *ld = reinterpret_cast<long double *>(t.mem(1));
+    auto *dc = reinterpret_cast<std::complex<double> *>(t.mem(1) + 64);
+    struct DoubleInt { double v; int i; };
+    auto *pairs = reinterpret_cast<DoubleInt *>(t.mem(1) + 128);
+    ld[0] = 1.0L;
+    dc[0] = {1, 1};
+    pairs[0] = {5.0, 3};
+    pairs[1] = {5.0, 3};
+    long double three = 3.0L;
+    std::complex<double> i2{0, 2};
+    DoubleInt cand[2] = {{5.0, 1}, {4.0, 9}};  // tie with smaller index; smaller value
+    std::complex<double> old_dc;
+    REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, &three, nullptr, 1, OSCF_TYPE_LONG_DOUBLE, OSCF_OP_PROD, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, &i2, &old_dc, 1, OSCF_TYPE_DOUBLE_COMPLEX, OSCF_OP_PROD, 64, 0) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, cand, nullptr, 2, OSCF_TYPE_DOUBLE_INT, OSCF_OP_MINLOC, 128, 0) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    CHECK(ld[0] == 3.0L);
+    CHECK(old_dc == std::complex<double>(1, 1));
+    CHECK(dc[0] == std::complex<double>(-2, 2));
+    CHECK(pairs[0].v == 5.0);
+    CHECK(pairs[0].i == 1);
+    CHECK(pairs[1].v == 4.0);
+    CHECK(pairs[1].i == 9);
+    CHECK(t.stats(0).am_requests == 3);
+}
+
+TEST_CASE("compare_and_swap swaps only on a match and returns the old value", "[accumulate][cas]") {
+    Setup s = test_setup();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 8, s.force_am);
+    auto *m = reinterpret_cast<uint32_t *>(t.mem(1) + 16);
+    m[0] = 7;
+    uint32_t v = 9, wrong = 1, right = 7, old = 0, old2 = 0;
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_compare_and_swap(t.win[0], 1, &v, &wrong, &old, OSCF_TYPE_UINT32, 2, 0) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+    CHECK(old == 7);
+    CHECK(m[0] == 7);
+    REQUIRE(oscf_win_compare_and_swap(t.win[0], 1, &v, &right, &old2, OSCF_TYPE_UINT32, 2, 0) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    CHECK(old2 == 7);
+    CHECK(m[0] == 9);
+    double d = 1;
+    CHECK(oscf_win_compare_and_swap(t.win[0], 1, &d, &d, &d, OSCF_TYPE_DOUBLE, 0, 0) == OSCF_ERR_OP);
+}
+
+TEST_CASE("accumulate misuse gets the standard's error classes", "[accumulate][errors]") {
+    Setup s = test_setup();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am);
+    int64_t v = 1;
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0) == OSCF_ERR_RMA_SYNC);
+    REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 57, 0) == OSCF_ERR_RMA_RANGE);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_BOOL, OSCF_OP_SUM, 0, 0) == OSCF_ERR_OP);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_DOUBLE, OSCF_OP_BAND, 0, 0) == OSCF_ERR_OP);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_MINLOC, 0, 0) == OSCF_ERR_OP);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 56, 0) == OSCF_OK);
+    REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
+    CHECK(*reinterpret_cast<int64_t *>(t.mem(1) + 56) != 0);
+}
+
+TEST_CASE("default ordering: a read between two replaces sees the first; none lets them overlap", "[accumulate][ordering]") {
+    Setup s = test_setup();
+    const unsigned ordering = GENERATE(unsigned{OSCF_ORDER_DEFAULT}, 0u);
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am, ordering);
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    for (int64_t i = 1; i <= 50; ++i) {
+        int64_t v1 = i, v2 = -i, seen = 0;
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, &v1, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_REPLACE, 0, 0) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, nullptr, &seen, 1, OSCF_TYPE_INT64, OSCF_OP_NO_OP, 0, 0) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, &v2, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_REPLACE, 0, 0) == OSCF_OK);
+        REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+        if (ordering) {
+            CHECK(seen == i);
+            CHECK(*reinterpret_cast<int64_t *>(t.mem(1)) == -i);
+        }
+    }
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    // With "none" nothing waits; with the default, only paths the provider does not
+    // order wait (tcp's native atomics do not promise WAR).
+    if (!ordering) CHECK(t.stats(0).ordering_waits == 0);
+}
+
+TEST_CASE("accumulate_ordering values parse as the standard spells them", "[info]") {
+    unsigned bits = 99;
+    CHECK(oscf_parse_accumulate_ordering("none", &bits) == OSCF_OK);
+    CHECK(bits == 0);
+    CHECK(oscf_parse_accumulate_ordering("rar,raw,war,waw", &bits) == OSCF_OK);
+    CHECK(bits == OSCF_ORDER_DEFAULT);
+    CHECK(oscf_parse_accumulate_ordering(" waw , rar ", &bits) == OSCF_OK);
+    CHECK(bits == (OSCF_ORDER_WAW | OSCF_ORDER_RAR));
+    CHECK(oscf_parse_accumulate_ordering("rar,,waw", &bits) == OSCF_ERR_INFO);
+    CHECK(oscf_parse_accumulate_ordering("RAR", &bits) == OSCF_ERR_INFO);
+    CHECK(oscf_parse_accumulate_ordering("none,rar", &bits) == OSCF_ERR_INFO);
+    CHECK(oscf_parse_accumulate_ordering("", &bits) == OSCF_ERR_INFO);
+    char buf[32];
+    oscf_format_accumulate_ordering(OSCF_ORDER_RAW | OSCF_ORDER_WAR, buf, sizeof buf);
+    CHECK(std::string(buf) == "raw,war");
+    oscf_format_accumulate_ordering(0, buf, sizeof buf);
+    CHECK(std::string(buf) == "none");
+}
