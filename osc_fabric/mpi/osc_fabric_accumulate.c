@@ -45,6 +45,11 @@ static int map_type(const ompi_datatype_t *dt, oscf_type *out)
     case OMPI_DATATYPE_MPI_2INT: *out = OSCF_TYPE_2INT; return OMPI_SUCCESS;
     case OMPI_DATATYPE_MPI_SHORT_INT: *out = OSCF_TYPE_SHORT_INT; return OMPI_SUCCESS;
     case OMPI_DATATYPE_MPI_LONG_DOUBLE_INT: *out = OSCF_TYPE_LONG_DOUBLE_INT; return OMPI_SUCCESS;
+    case OMPI_DATATYPE_MPI_WCHAR:
+        /* Only MPI_REPLACE and MPI_NO_OP apply to wchar_t: moving it as an unsigned
+         * integer of its width is exact. */
+        *out = 4 == sizeof(wchar_t) ? OSCF_TYPE_UINT32 : OSCF_TYPE_UINT16;
+        return OMPI_SUCCESS;
     default: break;
     }
     /* The rest (MPI_LONG, MPI_AINT, MPI_COUNT, MPI_WCHAR, Fortran integers and reals...)
@@ -66,7 +71,7 @@ static int map_type(const ompi_datatype_t *dt, oscf_type *out)
         }
     }
     LOG("datatype %s is not supported by the accumulate family", dt->name);
-    return OMPI_ERR_NOT_SUPPORTED;
+    return MPI_ERR_TYPE;
 }
 
 static int map_op(const ompi_op_t *op, oscf_op *out)
@@ -110,9 +115,15 @@ static int to_elements(ompi_datatype_t *dt, int count, elements *out)
     out->count = (size_t) count * per;
     out->start = 0;
     if (0 == out->count) return OMPI_SUCCESS;
-    if (!ompi_datatype_is_contiguous_memory_layout(dt, count)) {
+    /* The value/index pairs have holes (MPI_DOUBLE_INT is 12 bytes in a 16-byte
+     * struct), so an array of them is not "contiguous" to Open MPI, but it is exactly
+     * the array of C structs the engine works on. */
+    bool dense = ompi_datatype_is_contiguous_memory_layout(dt, count) ||
+                 (ompi_datatype_is_predefined(dt) && dt->super.ub - dt->super.lb ==
+                                                         (ptrdiff_t) oscf_type_size(out->type));
+    if (!dense) {
         LOG("non-contiguous datatype %s is not supported yet in accumulate operations", dt->name);
-        return OMPI_ERR_NOT_SUPPORTED;
+        return MPI_ERR_UNSUPPORTED_OPERATION;
     }
     ompi_datatype_get_true_extent(dt, &lb, &extent);
     out->start = lb;

@@ -33,7 +33,7 @@ static int pscw_not_yet(void)
 {
     opal_output_verbose(1, mca_osc_fabric_component.output,
                         "osc/fabric: post/start/complete/wait is not supported by this version");
-    return OMPI_ERR_NOT_SUPPORTED;
+    return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 
 int ompi_osc_fabric_start(struct ompi_group_t *group, int mpi_assert, struct ompi_win_t *win)

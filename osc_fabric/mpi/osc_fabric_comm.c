@@ -27,7 +27,7 @@ static int contiguous_range(struct ompi_datatype_t *dt, int count, byte_range *o
     if (!ompi_datatype_is_contiguous_memory_layout(dt, count)) {
         opal_output_verbose(1, mca_osc_fabric_component.output,
                             "osc/fabric: non-contiguous datatype %s is not supported yet", dt->name);
-        return OMPI_ERR_NOT_SUPPORTED;
+        return MPI_ERR_UNSUPPORTED_OPERATION;
     }
     ompi_datatype_get_true_extent(dt, &true_lb, &true_extent);
     out->start = true_lb;

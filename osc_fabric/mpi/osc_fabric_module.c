@@ -13,7 +13,7 @@ static int not_yet(const char *what)
 {
     opal_output_verbose(1, mca_osc_fabric_component.output,
                         "osc/fabric: %s is not supported by this version", what);
-    return OMPI_ERR_NOT_SUPPORTED;
+    return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 
 static int fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size, int *disp_unit,
@@ -118,7 +118,7 @@ int ompi_osc_fabric_status(int oscf_rc)
     case OSCF_ERR_RMA_FLAVOR: return OMPI_ERR_RMA_FLAVOR;
     case OSCF_ERR_ARG: return OMPI_ERR_BAD_PARAM;
     case OSCF_ERR_NO_MEM: return OMPI_ERR_OUT_OF_RESOURCE;
-    case OSCF_ERR_UNSUPPORTED: return OMPI_ERR_NOT_SUPPORTED;
+    case OSCF_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
     case OSCF_ERR_NO_PROVIDER: return OMPI_ERR_NOT_AVAILABLE;
     case OSCF_ERR_OP: return MPI_ERR_OP;            /* MPI classes pass through unchanged */
     case OSCF_ERR_INFO: return MPI_ERR_INFO_VALUE;
