@@ -117,13 +117,26 @@ int oscf_win_connect(oscf_win *win, const void *blobs);
 int oscf_win_free_begin(oscf_win *win);
 int oscf_win_destroy(oscf_win *win);
 
+/* Request-based operations pass a notify: the engine calls fn(arg, status) exactly once,
+ * from inside its progress, when every part of the operation is complete (a put at the
+ * target; a get or fetching accumulate with its data here) -- possibly before the call
+ * returns. When the call itself returns an error, fn is never called. */
+typedef void (*oscf_done_fn)(void *arg, int status);
+typedef struct oscf_notify {
+    oscf_done_fn fn;
+    void *arg;
+} oscf_notify;
+
 /* Contiguous data movement of len bytes to/from the target's window at
  * target_disp * (the target's disp_unit) + byte_offset. The engine knows every peer's
  * disp_unit and window size and checks the range. */
 int oscf_win_put(oscf_win *win, int target, const void *origin, size_t len, int64_t target_disp,
-                 int64_t byte_offset);
+                 int64_t byte_offset, const oscf_notify *notify);
 int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t target_disp,
-                 int64_t byte_offset);
+                 int64_t byte_offset, const oscf_notify *notify);
+/* True while a passive-target epoch (lock or lock_all) is open: request-based
+ * operations are allowed only then. */
+int oscf_win_in_passive_epoch(const oscf_win *win, int target);
 
 /* ---- accumulate family --------------------------------------------------------- */
 
@@ -156,7 +169,8 @@ size_t oscf_type_size(oscf_type type);
  * stored there (origin may be NULL for OSCF_OP_NO_OP). Complete at flush/unlock/fence,
  * like put and get. */
 int oscf_win_accumulate(oscf_win *win, int target, const void *origin, void *result, size_t count,
-                        oscf_type type, oscf_op op, int64_t target_disp, int64_t byte_offset);
+                        oscf_type type, oscf_op op, int64_t target_disp, int64_t byte_offset,
+                        const oscf_notify *notify);
 /* One element: if target == *compare then target = *origin; *result = old target. */
 int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, const void *compare,
                               void *result, oscf_type type, int64_t target_disp,

@@ -48,8 +48,8 @@ void oscf_win::apply_local(const char *origin, char *result, size_t count, oscf_
     ++stats.am_local;
 }
 
-int oscf_win::post_native(Guard &, Peer &p, const char *origin, char *result, size_t count,
-                          oscf_type type, oscf_op op, uint64_t offset) {
+int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t count,
+                          oscf_type type, oscf_op op, uint64_t offset, OpScope &scope) {
     const size_t size = type_size(type);
     const size_t per_op = std::min(eng_.caps.max_count(type), fab().limits().max_msg_size / size);
     const auto dt = static_cast<fi_datatype>(fi_type_of(type));
@@ -69,12 +69,12 @@ int oscf_win::post_native(Guard &, Peer &p, const char *origin, char *result, si
         msg.rma_iov_count = 1;
         msg.datatype = dt;
         msg.op = fop;
-        msg.context = &p.acc;
+        msg.context = scope.context();
         int rc;
         if (result) {
             rc = progress().post("fi_fetch_atomic", [&] {
                 return fi_fetch_atomic(fab().ep(), src, n, nullptr, result + done * size, nullptr,
-                                       p.addr, rioc.addr, p.key, dt, fop, &p.acc);
+                                       p.addr, rioc.addr, p.key, dt, fop, msg.context);
             });
         } else {
             // No FI_INJECT here: injected atomics asking for delivery completion never
@@ -84,15 +84,15 @@ int oscf_win::post_native(Guard &, Peer &p, const char *origin, char *result, si
                                  [&] { return fi_atomicmsg(fab().ep(), &msg, flags); });
         }
         if (rc) return rc;
-        p.acc.on_post();
+        scope.on_post();
         ++stats.native_atomics;
         done += n;
     }
     return OSCF_OK;
 }
 
-int oscf_win::post_am(Guard &, Peer &p, const char *origin, char *result, size_t count,
-                      oscf_type type, oscf_op op, uint64_t offset) {
+int oscf_win::post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
+                      oscf_op op, uint64_t offset, OpScope &scope) {
     const size_t size = type_size(type);
     const size_t per_msg = kAmMaxPayload / size;
     for (size_t done = 0; done < count;) {
@@ -107,13 +107,13 @@ int oscf_win::post_am(Guard &, Peer &p, const char *origin, char *result, size_t
         h.origin_rank = static_cast<uint32_t>(rank_);
         h.window_id = p.am_window_id;
         h.offset = offset + done * size;
-        h.token = eng_.am->new_request(&p.acc, result ? result + done * size : nullptr,
+        h.token = eng_.am->new_request(scope.context(), result ? result + done * size : nullptr,
                                        result ? n * size : 0);
         size_t bytes = op == OSCF_OP_NO_OP ? 0 : n * size;
-        p.acc.on_post();
+        scope.on_post();
         int rc = eng_.am->send(p.addr, h, origin ? origin + done * size : nullptr, bytes);
         if (rc) {
-            p.acc.on_complete(rc);  // no reply will come
+            scope.context()->complete(rc, 0);  // no reply will come
             return rc;
         }
         ++stats.am_requests;
@@ -123,28 +123,37 @@ int oscf_win::post_am(Guard &, Peer &p, const char *origin, char *result, size_t
 }
 
 int oscf_win::accumulate(Guard &lk, int target, const void *origin, void *result, size_t count,
-                         oscf_type type, oscf_op op, int64_t disp, int64_t offset) {
+                         oscf_type type, oscf_op op, int64_t disp, int64_t offset,
+                         const oscf_notify *notify) {
     if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type))
         return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
     if (!origin && op != OSCF_OP_NO_OP) return usage_error(OSCF_ERR_ARG, "accumulate without origin data");
     const char *what = result ? "get_accumulate" : "accumulate";
     uint64_t off = 0;
     int rc = target_range(lk, target, count * type_size(type), disp, offset, what, &off);
-    if (rc || count == 0) return rc;
-    if (op == OSCF_OP_NO_OP && !result) return OSCF_OK;  // reads nothing, changes nothing
+    if (rc) return rc;
+    OpScope scope(peers_[static_cast<size_t>(target)].acc, notify);
+    // Nothing to move: an empty accumulate, or a NO_OP that fetches nothing.
+    if (count && (op != OSCF_OP_NO_OP || result))
+        rc = post_accumulate(lk, target, static_cast<const char *>(origin), static_cast<char *>(result),
+                             count, type, op, off, scope);
+    return finish(lk, scope, rc);
+}
+
+int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
+                              oscf_type type, oscf_op op, uint64_t off, OpScope &scope) {
     Peer &p = peers_[static_cast<size_t>(target)];
-    const char *src = static_cast<const char *>(origin);
-    char *res = static_cast<char *>(result);
     const oscf_acc_path path = eng_.caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
-    if ((rc = order_accumulate(lk, p, path))) return rc;
-    if (path == OSCF_PATH_NATIVE) return post_native(lk, p, src, res, count, type, op, off);
+    int rc = order_accumulate(lk, p, path);
+    if (rc) return rc;
+    if (path == OSCF_PATH_NATIVE) return post_native(p, origin, result, count, type, op, off, scope);
     // Emulated updates to ourselves are applied here, under the same engine lock the
     // handler for remote origins holds: that is what makes them atomic with each other.
     if (target == rank_) {
-        apply_local(src, res, count, type, op, off);
+        apply_local(origin, result, count, type, op, off);
         return OSCF_OK;
     }
-    return post_am(lk, p, src, res, count, type, op, off);
+    return post_am(p, origin, result, count, type, op, off, scope);
 }
 
 int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,

@@ -58,7 +58,7 @@ int ActiveMessages::post_receive(RecvBuffer &b) {
     });
 }
 
-uint64_t ActiveMessages::new_request(OpCounter *counter, void *result, size_t result_bytes) {
+uint64_t ActiveMessages::new_request(Completion *counter, void *result, size_t result_bytes) {
     uint32_t idx;
     if (free_requests_.empty()) {
         idx = static_cast<uint32_t>(requests_.size());
@@ -165,10 +165,10 @@ void ActiveMessages::handle_reply(const AmHeader &h, const uint8_t *payload, siz
         }
     }
     if (status != OSCF_OK) log(1, "emulated accumulate failed at the target: %s", oscf_status_str(status));
-    OpCounter *c = r.counter;
+    Completion *c = r.counter;
     r.in_use = false;
     free_requests_.push_back(idx);
-    c->on_complete(status);
+    c->complete(status, 0);
 }
 
 }  // namespace oscf

@@ -19,7 +19,7 @@ namespace oscf {
 // The origin side of one request in flight: where the reply's data goes, and the
 // counter to complete.
 struct AmRequest {
-    OpCounter *counter = nullptr;
+    Completion *counter = nullptr;
     void *result = nullptr;  // may be nullptr: nothing fetched
     size_t result_bytes = 0;
     uint32_t generation = 0;
@@ -40,7 +40,7 @@ public:
 
     // A request whose reply completes `counter` (and copies up to result_bytes of
     // fetched data to result). Returns its token.
-    uint64_t new_request(OpCounter *counter, void *result, size_t result_bytes);
+    uint64_t new_request(Completion *counter, void *result, size_t result_bytes);
 
     // Sends header + two payload pieces (copied; the caller's buffers are free at once).
     // Never fails with -FI_EAGAIN: the send is queued for progress instead.

@@ -136,17 +136,23 @@ int oscf_win_destroy(oscf_win *win) {
 }
 
 int oscf_win_put(oscf_win *win, int target, const void *origin, size_t len, int64_t disp,
-                 int64_t offset) {
+                 int64_t offset, const oscf_notify *notify) {
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
-        return w.put(lk, target, origin, len, disp, offset);
+        return w.put(lk, target, origin, len, disp, offset, notify);
     });
 }
 
 int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t disp,
-                 int64_t offset) {
+                 int64_t offset, const oscf_notify *notify) {
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
-        return w.get(lk, target, origin, len, disp, offset);
+        return w.get(lk, target, origin, len, disp, offset, notify);
     });
+}
+
+int oscf_win_in_passive_epoch(const oscf_win *win, int target) {
+    if (!win) return 0;
+    Guard lk(win->engine().progress->mutex());
+    return win->in_passive_epoch(target);
 }
 
 int oscf_win_fence(oscf_win *win, int assert_bits) {
@@ -203,9 +209,10 @@ oscf_acc_path oscf_engine_accumulate_path(const oscf_engine *eng, oscf_type type
 }
 
 int oscf_win_accumulate(oscf_win *win, int target, const void *origin, void *result, size_t count,
-                        oscf_type type, oscf_op op, int64_t disp, int64_t offset) {
+                        oscf_type type, oscf_op op, int64_t disp, int64_t offset,
+                        const oscf_notify *notify) {
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
-        return w.accumulate(lk, target, origin, result, count, type, op, disp, offset);
+        return w.accumulate(lk, target, origin, result, count, type, op, disp, offset, notify);
     });
 }
 

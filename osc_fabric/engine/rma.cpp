@@ -29,16 +29,25 @@ int oscf_win::target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, si
 }
 
 int oscf_win::put(Guard &lk, int target, const void *buf, size_t len, int64_t disp,
-                  int64_t offset) {
-    return transfer(lk, Dir::write, target, const_cast<void *>(buf), len, disp, offset);
+                  int64_t offset, const oscf_notify *notify) {
+    int rc = check_target(target);
+    if (rc) return rc;
+    OpScope scope(peers_[static_cast<size_t>(target)].ops, notify);
+    rc = transfer(lk, Dir::write, target, const_cast<void *>(buf), len, disp, offset, scope);
+    return finish(lk, scope, rc);
 }
 
-int oscf_win::get(Guard &lk, int target, void *buf, size_t len, int64_t disp, int64_t offset) {
-    return transfer(lk, Dir::read, target, buf, len, disp, offset);
+int oscf_win::get(Guard &lk, int target, void *buf, size_t len, int64_t disp, int64_t offset,
+                  const oscf_notify *notify) {
+    int rc = check_target(target);
+    if (rc) return rc;
+    OpScope scope(peers_[static_cast<size_t>(target)].ops, notify);
+    rc = transfer(lk, Dir::read, target, buf, len, disp, offset, scope);
+    return finish(lk, scope, rc);
 }
 
 int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t tdisp,
-                       int64_t offset) {
+                       int64_t offset, OpScope &scope) {
     const bool write = dir == Dir::write;
     const char *what = write ? "put" : "get";
     int rc = begin_access(lk, target, what);
@@ -64,7 +73,7 @@ int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, in
         msg.addr = p.addr;
         msg.rma_iov = &rma;
         msg.rma_iov_count = 1;
-        msg.context = &p.ops;
+        msg.context = scope.context();
         uint64_t flags = FI_COMPLETION;
         if (write) {
             flags |= FI_DELIVERY_COMPLETE;
@@ -74,7 +83,7 @@ int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, in
             rc = progress().post("fi_readmsg", [&] { return fi_readmsg(fab().ep(), &msg, flags); });
         }
         if (rc) return rc;
-        p.ops.on_post();
+        scope.on_post();
         ++(write ? stats.puts : stats.gets);
         if (flags & FI_INJECT) ++stats.injected;
         done += n;

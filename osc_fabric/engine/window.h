@@ -17,6 +17,7 @@
 
 #include "am_proto.h"
 #include "engine_instance.h"
+#include "request.h"
 #include "window_blob.h"
 
 struct oscf_win {
@@ -47,12 +48,16 @@ struct oscf_win {
 
     // rma.cpp
     // disp is in the target's disp_unit; offset is added in bytes.
-    int put(Guard &lk, int target, const void *buf, size_t len, int64_t disp, int64_t offset);
-    int get(Guard &lk, int target, void *buf, size_t len, int64_t disp, int64_t offset);
+    int put(Guard &lk, int target, const void *buf, size_t len, int64_t disp, int64_t offset,
+            const oscf_notify *notify);
+    int get(Guard &lk, int target, void *buf, size_t len, int64_t disp, int64_t offset,
+            const oscf_notify *notify);
+    bool in_passive_epoch(int target) const;
 
     // accumulate.cpp
     int accumulate(Guard &lk, int target, const void *origin, void *result, size_t count,
-                   oscf_type type, oscf_op op, int64_t disp, int64_t offset);
+                   oscf_type type, oscf_op op, int64_t disp, int64_t offset,
+                   const oscf_notify *notify);
     int compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,
                          void *result, oscf_type type, int64_t disp, int64_t offset);
     // Target side of an emulated accumulate: validates and applies the request, storing
@@ -99,21 +104,25 @@ private:
     // rma.cpp
     enum class Dir { read, write };
     int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp,
-                 int64_t offset);
+                 int64_t offset, oscf::OpScope &scope);
 
     // accumulate.cpp
     int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset,
                      const char *what, uint64_t *byte_offset);
     int order_accumulate(Guard &lk, Peer &p, oscf_acc_path path);
-    int post_native(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
-                    oscf_type type, oscf_op op, uint64_t offset);
-    int post_am(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
-                oscf_type type, oscf_op op, uint64_t offset);
+    int post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
+                        oscf_type type, oscf_op op, uint64_t offset, oscf::OpScope &scope);
+    int post_native(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
+                    oscf_op op, uint64_t offset, oscf::OpScope &scope);
+    int post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
+                oscf_op op, uint64_t offset, oscf::OpScope &scope);
     void apply_local(const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
                      uint64_t offset);
 
     // flush.cpp
     int wait_idle(Guard &lk, oscf::OpCounter &c);
+    // Ends an operation's scope (see request.h), waiting under lk if it must.
+    int finish(Guard &lk, oscf::OpScope &scope, int rc);
 
     uint64_t remote_addr(const Peer &p, uint64_t offset) const { return p.base + offset; }
 

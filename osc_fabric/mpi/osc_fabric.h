@@ -5,7 +5,8 @@
  *
  * Files: _component.c (MCA parameters, init/query/select/finalize, progress hook),
  * _module.c (function table, free, status conversion), _comm.c (put/get),
- * _accumulate.c (the accumulate family), _info.c (info keys),
+ * _accumulate.c (the accumulate family), _info.c (info keys), _request.c (MPI
+ * requests of the R* calls),
  * _active_target.c (fence, PSCW), _passive_target.c (locks, flush, sync).
  */
 #ifndef OMPI_OSC_FABRIC_H
@@ -71,6 +72,14 @@ int ompi_osc_fabric_put(const void *origin_addr, int origin_count, struct ompi_d
 int ompi_osc_fabric_get(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
                         int target, ptrdiff_t target_disp, int target_count,
                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win);
+int ompi_osc_fabric_rput(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                         int target, ptrdiff_t target_disp, int target_count,
+                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
+                         struct ompi_request_t **request);
+int ompi_osc_fabric_rget(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                         int target, ptrdiff_t target_disp, int target_count,
+                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
+                         struct ompi_request_t **request);
 
 /* _accumulate.c */
 int ompi_osc_fabric_accumulate(const void *origin_addr, int origin_count,
@@ -83,6 +92,17 @@ int ompi_osc_fabric_get_accumulate(const void *origin_addr, int origin_count,
                                    int target, ptrdiff_t target_disp, int target_count,
                                    struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
                                    struct ompi_win_t *win);
+int ompi_osc_fabric_raccumulate(const void *origin_addr, int origin_count,
+                                struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
+                                int target_count, struct ompi_datatype_t *target_dt,
+                                struct ompi_op_t *op, struct ompi_win_t *win,
+                                struct ompi_request_t **request);
+int ompi_osc_fabric_rget_accumulate(const void *origin_addr, int origin_count,
+                                    struct ompi_datatype_t *origin_dt, void *result_addr,
+                                    int result_count, struct ompi_datatype_t *result_dt,
+                                    int target, ptrdiff_t target_disp, int target_count,
+                                    struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                                    struct ompi_win_t *win, struct ompi_request_t **request);
 int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr,
                                  struct ompi_datatype_t *dt, int target, ptrdiff_t target_disp,
                                  struct ompi_op_t *op, struct ompi_win_t *win);
@@ -113,6 +133,13 @@ int ompi_osc_fabric_flush_local_all(struct ompi_win_t *win);
  * MPI_Win_get_info reports them. */
 int ompi_osc_fabric_read_info(struct opal_info_t *info, unsigned *accumulate_ordering);
 int ompi_osc_fabric_subscribe_info(struct ompi_win_t *win, ompi_osc_fabric_module_t *module);
+
+/* _request.c: runs op(op_arg, notify) as a request-based operation and returns its
+ * MPI request; MPI_ERR_RMA_SYNC outside a passive-target epoch. op returns an OMPI
+ * code and passes notify to the engine. */
+typedef int (*ompi_osc_fabric_op_fn)(void *op_arg, const oscf_notify *notify);
+int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op,
+                                  void *op_arg, struct ompi_request_t **request);
 
 /* Translate MPI_MODE_* bits into OSCF_MODE_* bits. */
 int ompi_osc_fabric_assert_bits(int mpi_assert);

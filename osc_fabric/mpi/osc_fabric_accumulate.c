@@ -141,34 +141,48 @@ static int same_elements(const elements *a, const elements *b, const char *what)
     return OMPI_SUCCESS;
 }
 
-static int do_accumulate(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
-                         void *result_addr, int result_count, ompi_datatype_t *result_dt,
-                         int target, ptrdiff_t target_disp, int target_count,
-                         ompi_datatype_t *target_dt, ompi_op_t *op, struct ompi_win_t *win)
+/* One accumulate-family call, translated. */
+typedef struct acc_args {
+    oscf_win *win;
+    int target;
+    const char *origin;
+    char *result;
+    elements t;
+    oscf_op op;
+    ptrdiff_t target_disp;
+} acc_args;
+
+static int prepare(acc_args *a, const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
+                   void *result_addr, int result_count, ompi_datatype_t *result_dt, int target,
+                   ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt,
+                   ompi_op_t *op, struct ompi_win_t *win)
 {
-    const char *what = NULL == result_addr && NULL == result_dt ? "MPI_Accumulate" : "MPI_Get_accumulate";
-    elements t, o, r;
-    oscf_op eop;
-    if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
-    int rc = map_op(op, &eop);
-    if (OMPI_SUCCESS == rc) rc = to_elements(target_dt, target_count, &t);
+    const char *what = NULL == result_dt ? "MPI_Accumulate" : "MPI_Get_accumulate";
+    elements o, r;
+    *a = (acc_args){.win = ompi_osc_fabric_win(win), .target = target, .target_disp = target_disp};
+    int rc = map_op(op, &a->op);
+    if (OMPI_SUCCESS == rc) rc = to_elements(target_dt, target_count, &a->t);
     if (OMPI_SUCCESS != rc) return rc;
-    const char *origin = NULL;
-    if (OSCF_OP_NO_OP != eop) {
+    if (OSCF_OP_NO_OP != a->op) {
         /* MPI_NO_OP ignores the origin buffer entirely. */
         if (OMPI_SUCCESS != (rc = to_elements(origin_dt, origin_count, &o))) return rc;
-        if (OMPI_SUCCESS != (rc = same_elements(&o, &t, what))) return rc;
-        origin = (const char *) origin_addr + o.start;
+        if (OMPI_SUCCESS != (rc = same_elements(&o, &a->t, what))) return rc;
+        a->origin = (const char *) origin_addr + o.start;
     }
-    char *result = NULL;
     if (NULL != result_dt) {
         if (OMPI_SUCCESS != (rc = to_elements(result_dt, result_count, &r))) return rc;
-        if (OMPI_SUCCESS != (rc = same_elements(&r, &t, what))) return rc;
-        result = (char *) result_addr + r.start;
+        if (OMPI_SUCCESS != (rc = same_elements(&r, &a->t, what))) return rc;
+        a->result = (char *) result_addr + r.start;
     }
-    return ompi_osc_fabric_status(oscf_win_accumulate(ompi_osc_fabric_win(win), target, origin,
-                                                      result, t.count, t.type, eop, target_disp,
-                                                      t.start));
+    return OMPI_SUCCESS;
+}
+
+static int run(void *arg, const oscf_notify *notify)
+{
+    const acc_args *a = arg;
+    return ompi_osc_fabric_status(oscf_win_accumulate(a->win, a->target, a->origin, a->result,
+                                                      a->t.count, a->t.type, a->op, a->target_disp,
+                                                      a->t.start, notify));
 }
 
 int ompi_osc_fabric_accumulate(const void *origin_addr, int origin_count,
@@ -176,8 +190,11 @@ int ompi_osc_fabric_accumulate(const void *origin_addr, int origin_count,
                                int target_count, struct ompi_datatype_t *target_dt,
                                struct ompi_op_t *op, struct ompi_win_t *win)
 {
-    return do_accumulate(origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp,
-                         target_count, target_dt, op, win);
+    acc_args a;
+    if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
+    int rc = prepare(&a, origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp,
+                     target_count, target_dt, op, win);
+    return OMPI_SUCCESS != rc ? rc : run(&a, NULL);
 }
 
 int ompi_osc_fabric_get_accumulate(const void *origin_addr, int origin_count,
@@ -187,15 +204,44 @@ int ompi_osc_fabric_get_accumulate(const void *origin_addr, int origin_count,
                                    struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
                                    struct ompi_win_t *win)
 {
-    return do_accumulate(origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
-                         target, target_disp, target_count, target_dt, op, win);
+    acc_args a;
+    if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
+    int rc = prepare(&a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
+                     target, target_disp, target_count, target_dt, op, win);
+    return OMPI_SUCCESS != rc ? rc : run(&a, NULL);
+}
+
+int ompi_osc_fabric_raccumulate(const void *origin_addr, int origin_count,
+                                struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
+                                int target_count, struct ompi_datatype_t *target_dt,
+                                struct ompi_op_t *op, struct ompi_win_t *win,
+                                struct ompi_request_t **request)
+{
+    acc_args a;
+    int rc = prepare(&a, origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp,
+                     target_count, target_dt, op, win);
+    return OMPI_SUCCESS != rc ? rc : ompi_osc_fabric_request_start(win, target, run, &a, request);
+}
+
+int ompi_osc_fabric_rget_accumulate(const void *origin_addr, int origin_count,
+                                    struct ompi_datatype_t *origin_dt, void *result_addr,
+                                    int result_count, struct ompi_datatype_t *result_dt,
+                                    int target, ptrdiff_t target_disp, int target_count,
+                                    struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                                    struct ompi_win_t *win, struct ompi_request_t **request)
+{
+    acc_args a;
+    int rc = prepare(&a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
+                     target, target_disp, target_count, target_dt, op, win);
+    return OMPI_SUCCESS != rc ? rc : ompi_osc_fabric_request_start(win, target, run, &a, request);
 }
 
 int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr,
                                  struct ompi_datatype_t *dt, int target, ptrdiff_t target_disp,
                                  struct ompi_op_t *op, struct ompi_win_t *win)
 {
-    return do_accumulate(origin_addr, 1, dt, result_addr, 1, dt, target, target_disp, 1, dt, op, win);
+    return ompi_osc_fabric_get_accumulate(origin_addr, 1, dt, result_addr, 1, dt, target,
+                                          target_disp, 1, dt, op, win);
 }
 
 int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compare_addr,

@@ -49,28 +49,86 @@ static int matching_ranges(struct ompi_datatype_t *odt, int ocount, struct ompi_
     return OMPI_SUCCESS;
 }
 
+/* One put or get, translated: what the engine needs, whether or not it is a request. */
+typedef struct rma_args {
+    oscf_win *win;
+    bool is_put;
+    int target;
+    char *origin;
+    size_t len;
+    ptrdiff_t target_disp;
+    ptrdiff_t target_start;
+} rma_args;
+
+static int prepare(rma_args *a, bool is_put, const void *origin_addr, int origin_count,
+                   struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
+                   int target_count, struct ompi_datatype_t *target_dt, struct ompi_win_t *win)
+{
+    byte_range o, t;
+    int rc = matching_ranges(origin_dt, origin_count, target_dt, target_count, &o, &t);
+    if (OMPI_SUCCESS != rc) return rc;
+    *a = (rma_args){
+        .win = ompi_osc_fabric_win(win),
+        .is_put = is_put,
+        .target = target,
+        .origin = (char *) origin_addr + o.start,
+        .len = o.len,
+        .target_disp = target_disp,
+        .target_start = t.start,
+    };
+    return OMPI_SUCCESS;
+}
+
+static int run(void *arg, const oscf_notify *notify)
+{
+    const rma_args *a = arg;
+    int rc = a->is_put ? oscf_win_put(a->win, a->target, a->origin, a->len, a->target_disp,
+                                      a->target_start, notify)
+                       : oscf_win_get(a->win, a->target, a->origin, a->len, a->target_disp,
+                                      a->target_start, notify);
+    return ompi_osc_fabric_status(rc);
+}
+
 int ompi_osc_fabric_put(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
                         int target, ptrdiff_t target_disp, int target_count,
                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win)
 {
-    byte_range o, t;
+    rma_args a;
     if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
-    int rc = matching_ranges(origin_dt, origin_count, target_dt, target_count, &o, &t);
-    if (OMPI_SUCCESS != rc) return rc;
-    return ompi_osc_fabric_status(oscf_win_put(ompi_osc_fabric_win(win), target,
-                                               (const char *) origin_addr + o.start, o.len,
-                                               target_disp, t.start));
+    int rc = prepare(&a, true, origin_addr, origin_count, origin_dt, target, target_disp,
+                     target_count, target_dt, win);
+    return OMPI_SUCCESS != rc ? rc : run(&a, NULL);
 }
 
 int ompi_osc_fabric_get(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
                         int target, ptrdiff_t target_disp, int target_count,
                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win)
 {
-    byte_range o, t;
+    rma_args a;
     if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
-    int rc = matching_ranges(origin_dt, origin_count, target_dt, target_count, &o, &t);
-    if (OMPI_SUCCESS != rc) return rc;
-    return ompi_osc_fabric_status(oscf_win_get(ompi_osc_fabric_win(win), target,
-                                               (char *) origin_addr + o.start, o.len, target_disp,
-                                               t.start));
+    int rc = prepare(&a, false, origin_addr, origin_count, origin_dt, target, target_disp,
+                     target_count, target_dt, win);
+    return OMPI_SUCCESS != rc ? rc : run(&a, NULL);
+}
+
+int ompi_osc_fabric_rput(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                         int target, ptrdiff_t target_disp, int target_count,
+                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
+                         struct ompi_request_t **request)
+{
+    rma_args a;
+    int rc = prepare(&a, true, origin_addr, origin_count, origin_dt, target, target_disp,
+                     target_count, target_dt, win);
+    return OMPI_SUCCESS != rc ? rc : ompi_osc_fabric_request_start(win, target, run, &a, request);
+}
+
+int ompi_osc_fabric_rget(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                         int target, ptrdiff_t target_disp, int target_count,
+                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
+                         struct ompi_request_t **request)
+{
+    rma_args a;
+    int rc = prepare(&a, false, origin_addr, origin_count, origin_dt, target, target_disp,
+                     target_count, target_dt, win);
+    return OMPI_SUCCESS != rc ? rc : ompi_osc_fabric_request_start(win, target, run, &a, request);
 }

@@ -1,6 +1,6 @@
 /*
  * The module function table, window teardown and the engine-status conversion.
- * Operations not built yet (request forms, PSCW, dynamic and shared windows) answer
+ * Operations not built yet (PSCW, dynamic and shared windows) answer
  * MPI_ERR_UNSUPPORTED_OPERATION with a message.
  */
 #include "osc_fabric.h"
@@ -8,13 +8,6 @@
 #include <stdlib.h>
 
 #include "opal/util/output.h"
-
-static int not_yet(const char *what)
-{
-    opal_output_verbose(1, mca_osc_fabric_component.output,
-                        "osc/fabric: %s is not supported by this version", what);
-    return MPI_ERR_UNSUPPORTED_OPERATION;
-}
 
 static int fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size, int *disp_unit,
                                void *baseptr)
@@ -35,42 +28,6 @@ static int fabric_detach(struct ompi_win_t *win, const void *base)
     return OMPI_ERR_RMA_FLAVOR;
 }
 
-static int fabric_rput(const void *o, int oc, struct ompi_datatype_t *odt, int t, ptrdiff_t td,
-                       int tc, struct ompi_datatype_t *tdt, struct ompi_win_t *win,
-                       struct ompi_request_t **req)
-{
-    (void) o; (void) oc; (void) odt; (void) t; (void) td; (void) tc; (void) tdt; (void) win; (void) req;
-    return not_yet("MPI_Rput");
-}
-
-static int fabric_rget(void *o, int oc, struct ompi_datatype_t *odt, int t, ptrdiff_t td, int tc,
-                       struct ompi_datatype_t *tdt, struct ompi_win_t *win,
-                       struct ompi_request_t **req)
-{
-    (void) o; (void) oc; (void) odt; (void) t; (void) td; (void) tc; (void) tdt; (void) win; (void) req;
-    return not_yet("MPI_Rget");
-}
-
-static int fabric_raccumulate(const void *o, int oc, struct ompi_datatype_t *odt, int t,
-                              ptrdiff_t td, int tc, struct ompi_datatype_t *tdt,
-                              struct ompi_op_t *op, struct ompi_win_t *win,
-                              struct ompi_request_t **req)
-{
-    (void) o; (void) oc; (void) odt; (void) t; (void) td; (void) tc; (void) tdt; (void) op; (void) win;
-    (void) req;
-    return not_yet("MPI_Raccumulate");
-}
-
-static int fabric_rget_accumulate(const void *o, int oc, struct ompi_datatype_t *odt, void *r,
-                                  int rc, struct ompi_datatype_t *rdt, int t, ptrdiff_t td, int tc,
-                                  struct ompi_datatype_t *tdt, struct ompi_op_t *op,
-                                  struct ompi_win_t *win, struct ompi_request_t **req)
-{
-    (void) o; (void) oc; (void) odt; (void) r; (void) rc; (void) rdt; (void) t; (void) td; (void) tc;
-    (void) tdt; (void) op; (void) win; (void) req;
-    return not_yet("MPI_Rget_accumulate");
-}
-
 const ompi_osc_base_module_t ompi_osc_fabric_module_template = {
     .osc_win_shared_query = fabric_shared_query,
     .osc_win_attach = fabric_attach,
@@ -84,10 +41,10 @@ const ompi_osc_base_module_t ompi_osc_fabric_module_template = {
     .osc_fetch_and_op = ompi_osc_fabric_fetch_and_op,
     .osc_get_accumulate = ompi_osc_fabric_get_accumulate,
 
-    .osc_rput = fabric_rput,
-    .osc_rget = fabric_rget,
-    .osc_raccumulate = fabric_raccumulate,
-    .osc_rget_accumulate = fabric_rget_accumulate,
+    .osc_rput = ompi_osc_fabric_rput,
+    .osc_rget = ompi_osc_fabric_rget,
+    .osc_raccumulate = ompi_osc_fabric_raccumulate,
+    .osc_rget_accumulate = ompi_osc_fabric_rget_accumulate,
 
     .osc_fence = ompi_osc_fabric_fence,
     .osc_start = ompi_osc_fabric_start,

@@ -40,9 +40,9 @@ TEST_CASE("accumulate and get_accumulate add into the target and fetch the old v
     int64_t inc[3] = {1, 2, 3};
     REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
     for (int i = 0; i < 5; ++i)
-        REQUIRE(oscf_win_accumulate(t.win[0], 1, inc, nullptr, 3, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 8) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, inc, nullptr, 3, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 8, nullptr) == OSCF_OK);
     int64_t old[3] = {-1, -1, -1};
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, inc, old, 3, OSCF_TYPE_INT64, OSCF_OP_SUM, 8, 0) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, inc, old, 3, OSCF_TYPE_INT64, OSCF_OP_SUM, 8, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
     const int64_t *m = reinterpret_cast<const int64_t *>(t.mem(1) + 8);
     CHECK(old[0] == 5);
@@ -78,9 +78,9 @@ TEST_CASE("types no provider has natively are emulated exactly", "[accumulate][a
     DoubleInt cand[2] = {{5.0, 1}, {4.0, 9}};  // tie with smaller index; smaller value
     std::complex<double> old_dc;
     REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, &three, nullptr, 1, OSCF_TYPE_LONG_DOUBLE, OSCF_OP_PROD, 0, 0) == OSCF_OK);
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, &i2, &old_dc, 1, OSCF_TYPE_DOUBLE_COMPLEX, OSCF_OP_PROD, 64, 0) == OSCF_OK);
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, cand, nullptr, 2, OSCF_TYPE_DOUBLE_INT, OSCF_OP_MINLOC, 128, 0) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, &three, nullptr, 1, OSCF_TYPE_LONG_DOUBLE, OSCF_OP_PROD, 0, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, &i2, &old_dc, 1, OSCF_TYPE_DOUBLE_COMPLEX, OSCF_OP_PROD, 64, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, cand, nullptr, 2, OSCF_TYPE_DOUBLE_INT, OSCF_OP_MINLOC, 128, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     CHECK(ld[0] == 3.0L);
     CHECK(old_dc == std::complex<double>(1, 1));
@@ -117,13 +117,13 @@ TEST_CASE("accumulate misuse gets the standard's error classes", "[accumulate][e
     size_t sizes[2] = {64, 64};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am);
     int64_t v = 1;
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, nullptr) == OSCF_ERR_RMA_SYNC);
     REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 57, 0) == OSCF_ERR_RMA_RANGE);
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_BOOL, OSCF_OP_SUM, 0, 0) == OSCF_ERR_OP);
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_DOUBLE, OSCF_OP_BAND, 0, 0) == OSCF_ERR_OP);
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_MINLOC, 0, 0) == OSCF_ERR_OP);
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 56, 0) == OSCF_OK);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 57, 0, nullptr) == OSCF_ERR_RMA_RANGE);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_BOOL, OSCF_OP_SUM, 0, 0, nullptr) == OSCF_ERR_OP);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_DOUBLE, OSCF_OP_BAND, 0, 0, nullptr) == OSCF_ERR_OP);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_MINLOC, 0, 0, nullptr) == OSCF_ERR_OP);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 56, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
     CHECK(*reinterpret_cast<int64_t *>(t.mem(1) + 56) != 0);
 }
@@ -136,9 +136,9 @@ TEST_CASE("default ordering: a read between two replaces sees the first; none le
     REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
     for (int64_t i = 1; i <= 50; ++i) {
         int64_t v1 = i, v2 = -i, seen = 0;
-        REQUIRE(oscf_win_accumulate(t.win[0], 1, &v1, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_REPLACE, 0, 0) == OSCF_OK);
-        REQUIRE(oscf_win_accumulate(t.win[0], 1, nullptr, &seen, 1, OSCF_TYPE_INT64, OSCF_OP_NO_OP, 0, 0) == OSCF_OK);
-        REQUIRE(oscf_win_accumulate(t.win[0], 1, &v2, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_REPLACE, 0, 0) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, &v1, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_REPLACE, 0, 0, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, nullptr, &seen, 1, OSCF_TYPE_INT64, OSCF_OP_NO_OP, 0, 0, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, &v2, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_REPLACE, 0, 0, nullptr) == OSCF_OK);
         REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
         if (ordering) {
             CHECK(seen == i);

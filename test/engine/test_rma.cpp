@@ -21,7 +21,7 @@ TEST_CASE("put under a lock is visible at the target after unlock, at every size
     std::vector<char> src(len);
     fill(src, static_cast<int>(len));
     REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
-    REQUIRE(oscf_win_put(t.win[0], 1, src.data(), len, 32, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, src.data(), len, 32, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     CHECK(std::memcmp(t.mem(1) + 32, src.data(), len) == 0);
     CHECK(t.mem(1)[31] == 0);
@@ -39,7 +39,7 @@ TEST_CASE("get under lock_all returns the target's bytes after flush", "[rma]") 
     std::vector<char> got(1000, 0);
     REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
     // displacement 3 in units of 8 bytes, plus a 5-byte datatype offset
-    REQUIRE(oscf_win_get(t.win[0], 1, got.data(), got.size(), 3, 5) == OSCF_OK);
+    REQUIRE(oscf_win_get(t.win[0], 1, got.data(), got.size(), 3, 5, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
     CHECK(std::memcmp(got.data(), want.data() + 29, got.size()) == 0);
     REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
@@ -52,8 +52,8 @@ TEST_CASE("small puts are injected, larger ones are not", "[rma]") {
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
     char buf[8192] = {1};
     REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
-    REQUIRE(oscf_win_put(t.win[0], 1, buf, 8, 0, 0) == OSCF_OK);
-    REQUIRE(oscf_win_put(t.win[0], 1, buf, 8192, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, buf, 8, 0, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, buf, 8192, 0, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     CHECK(t.stats(0).puts == 2);
     CHECK(t.stats(0).injected == 1);
@@ -65,8 +65,8 @@ TEST_CASE("accesses to ourselves are served locally", "[rma]") {
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
     long v = 42, back = 0;
     REQUIRE(oscf_win_lock(t.win[0], 0, 1, 0) == OSCF_OK);
-    REQUIRE(oscf_win_put(t.win[0], 0, &v, sizeof v, 8, 0) == OSCF_OK);
-    REQUIRE(oscf_win_get(t.win[0], 0, &back, sizeof back, 8, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 0, &v, sizeof v, 8, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_get(t.win[0], 0, &back, sizeof back, 8, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock(t.win[0], 0) == OSCF_OK);
     CHECK(back == 42);
     CHECK(t.stats(0).puts == 0);
@@ -78,16 +78,59 @@ TEST_CASE("out-of-window accesses are range errors and nothing is sent", "[rma][
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes, 4);
     char buf[256] = {};
     REQUIRE(oscf_win_lock_all(t.win[1], 0) == OSCF_OK);
-    CHECK(oscf_win_put(t.win[1], 0, buf, 8, 31, 0) == OSCF_ERR_RMA_RANGE);  // 124 + 8 > 128
-    CHECK(oscf_win_put(t.win[1], 0, buf, 4, 31, 0) == OSCF_OK);             // last 4 bytes
-    CHECK(oscf_win_get(t.win[1], 0, buf, 1, -1, 0) == OSCF_ERR_RMA_RANGE);
-    CHECK(oscf_win_get(t.win[1], 0, buf, 129, 0, 0) == OSCF_ERR_RMA_RANGE);
-    CHECK(oscf_win_put(t.win[1], 0, buf, 1, INT64_MAX / 2, 0) == OSCF_ERR_RMA_RANGE);
+    CHECK(oscf_win_put(t.win[1], 0, buf, 8, 31, 0, nullptr) == OSCF_ERR_RMA_RANGE);  // 124 + 8 > 128
+    CHECK(oscf_win_put(t.win[1], 0, buf, 4, 31, 0, nullptr) == OSCF_OK);             // last 4 bytes
+    CHECK(oscf_win_get(t.win[1], 0, buf, 1, -1, 0, nullptr) == OSCF_ERR_RMA_RANGE);
+    CHECK(oscf_win_get(t.win[1], 0, buf, 129, 0, 0, nullptr) == OSCF_ERR_RMA_RANGE);
+    CHECK(oscf_win_put(t.win[1], 0, buf, 1, INT64_MAX / 2, 0, nullptr) == OSCF_ERR_RMA_RANGE);
     REQUIRE(oscf_win_unlock_all(t.win[1]) == OSCF_OK);
     REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
-    CHECK(oscf_win_put(t.win[0], 1, buf, 1, 0, 0) == OSCF_ERR_RMA_RANGE);  // zero-size window
-    CHECK(oscf_win_put(t.win[0], 1, buf, 0, 0, 0) == OSCF_OK);            // empty access is fine
+    CHECK(oscf_win_put(t.win[0], 1, buf, 1, 0, 0, nullptr) == OSCF_ERR_RMA_RANGE);  // zero-size window
+    CHECK(oscf_win_put(t.win[0], 1, buf, 0, 0, 0, nullptr) == OSCF_OK);            // empty access is fine
     REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
     CHECK(t.stats(1).puts == 1);
     CHECK(t.stats(0).puts == 0);
+}
+
+namespace {
+struct Done {
+    int calls = 0;
+    int status = 1;
+    static void fn(void *arg, int status) {
+        auto *d = static_cast<Done *>(arg);
+        ++d->calls;
+        d->status = status;
+    }
+};
+}  // namespace
+
+TEST_CASE("a request's callback runs once, after its data arrived, and never after an error", "[rma][request]") {
+    std::string prov = test_provider();
+    const size_t kWin = 1 << 20;
+    size_t sizes[2] = {kWin, kWin};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    std::vector<char> src(kWin), back(kWin);
+    fill(src, 3);
+    Done put_done, get_done, acc_done, bad;
+    oscf_notify np{Done::fn, &put_done}, ng{Done::fn, &get_done}, na{Done::fn, &acc_done},
+        nb{Done::fn, &bad};
+    REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, src.data(), kWin, 0, 0, &np) == OSCF_OK);
+    // Waiting on the request alone (no flush) must be enough to see the data.
+    while (put_done.calls == 0) oscf_engine_progress(t.eng[0]);
+    CHECK(std::memcmp(t.mem(1), src.data(), kWin) == 0);
+    REQUIRE(oscf_win_get(t.win[0], 1, back.data(), kWin, 0, 0, &ng) == OSCF_OK);
+    int64_t one = 1, old = -7;
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, &old, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, &na) == OSCF_OK);
+    CHECK(oscf_win_put(t.win[0], 1, src.data(), 8, kWin, 0, &nb) == OSCF_ERR_RMA_RANGE);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    CHECK(put_done.calls == 1);
+    CHECK(put_done.status == OSCF_OK);
+    CHECK(get_done.calls == 1);
+    CHECK(std::memcmp(back.data(), src.data(), kWin) == 0);
+    CHECK(acc_done.calls == 1);
+    int64_t first;
+    std::memcpy(&first, src.data(), 8);
+    CHECK(old == first);
+    CHECK(bad.calls == 0);
 }

@@ -9,8 +9,8 @@ TEST_CASE("RMA outside any epoch is a synchronization error", "[sync][errors]") 
     size_t sizes[2] = {64, 64};
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
     char b[8] = {};
-    CHECK(oscf_win_put(t.win[0], 1, b, 8, 0, 0) == OSCF_ERR_RMA_SYNC);
-    CHECK(oscf_win_get(t.win[0], 1, b, 8, 0, 0) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_put(t.win[0], 1, b, 8, 0, 0, nullptr) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_get(t.win[0], 1, b, 8, 0, 0, nullptr) == OSCF_ERR_RMA_SYNC);
     CHECK(oscf_win_flush(t.win[0], 1) == OSCF_ERR_RMA_SYNC);
     CHECK(oscf_win_flush(t.win[0], -1) == OSCF_ERR_RMA_SYNC);
     CHECK(oscf_win_unlock(t.win[0], 1) == OSCF_ERR_RMA_SYNC);
@@ -24,12 +24,12 @@ TEST_CASE("fence opens an epoch that NOSUCCEED closes", "[sync][fence]") {
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
     long v = 5;
     REQUIRE(oscf_win_fence(t.win[0], OSCF_MODE_NOPRECEDE) == OSCF_OK);
-    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0, nullptr) == OSCF_OK);
     // A lock cannot end a fence epoch with operations in it.
     CHECK(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_ERR_RMA_SYNC);
     REQUIRE(oscf_win_fence(t.win[0], OSCF_MODE_NOSUCCEED) == OSCF_OK);
     CHECK(*reinterpret_cast<long *>(t.mem(1)) == 5);
-    CHECK(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0, nullptr) == OSCF_ERR_RMA_SYNC);
     // An idle fence epoch gives way to a lock epoch.
     REQUIRE(oscf_win_fence(t.win[0], 0) == OSCF_OK);
     REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
@@ -101,8 +101,8 @@ TEST_CASE("lock_all takes a target's lock only when first used; NOCHECK takes no
     long v = 1;
     REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
     CHECK(t.stats(0).lock_attempts == 0);
-    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0) == OSCF_OK);
-    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 1, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 1, 0, nullptr) == OSCF_OK);
     CHECK(t.stats(0).lock_attempts == 1);
     REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
     CHECK(t.stats(0).lock_attempts == 2);  // the release
@@ -111,7 +111,7 @@ TEST_CASE("lock_all takes a target's lock only when first used; NOCHECK takes no
     REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
 
     REQUIRE(oscf_win_lock_all(t.win[0], OSCF_MODE_NOCHECK) == OSCF_OK);
-    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
     CHECK(t.stats(0).lock_attempts == 2);
 }

@@ -1,0 +1,85 @@
+// Completion of one request-based operation (MPI_Rput, MPI_Rget, MPI_Raccumulate,
+// MPI_Rget_accumulate). Its parts are counted here and on the target's counters (so
+// flush still covers them); when the last part completes after the operation was
+// armed, the MPI layer's callback runs once and the counter deletes itself.
+// Created by OpScope, touched only under the engine lock.
+#pragma once
+
+#include "progress.h"
+
+namespace oscf {
+
+class RequestCounter final : public Completion {
+public:
+    RequestCounter(OpCounter *parent, oscf_notify notify) : parent_(parent), notify_(notify) {}
+
+    void on_post() {
+        ++posted_;
+        parent_->on_post();
+    }
+    void complete(int status, size_t) override {
+        parent_->on_complete(status);
+        ++completed_;
+        if (status != OSCF_OK && error_ == OSCF_OK) error_ = status;
+        fire_if_done();
+    }
+    // All parts are posted: from now on the last completion fires the callback.
+    void arm() {
+        armed_ = true;
+        fire_if_done();
+    }
+    bool idle() const { return posted_ == completed_; }
+
+private:
+    void fire_if_done() {
+        if (!armed_ || posted_ != completed_) return;
+        oscf_notify n = notify_;
+        int status = error_;
+        delete this;
+        n.fn(n.arg, status);
+    }
+
+    OpCounter *parent_;
+    oscf_notify notify_;
+    uint64_t posted_ = 0, completed_ = 0;
+    int error_ = OSCF_OK;
+    bool armed_ = false;
+};
+
+// Where the parts of one operation complete: straight on the target's counter, or
+// through a request's. Post each part with context() and count it with on_post();
+// end with finish(rc), which arms the request, or, when posting failed, waits for the
+// parts already posted so the callback never runs after an error return.
+class OpScope {
+public:
+    OpScope(OpCounter &counter, const oscf_notify *notify)
+        : counter_(counter), req_(notify ? new RequestCounter(&counter, *notify) : nullptr) {}
+    OpScope(const OpScope &) = delete;
+    OpScope &operator=(const OpScope &) = delete;
+
+    Completion *context() { return req_ ? static_cast<Completion *>(req_) : &counter_; }
+    void on_post() {
+        if (req_)
+            req_->on_post();
+        else
+            counter_.on_post();
+    }
+    template <class Wait>
+    int finish(int rc, Wait wait_idle) {
+        if (!req_) return rc;
+        RequestCounter *r = std::exchange(req_, nullptr);
+        if (rc == OSCF_OK) {
+            r->arm();
+            return rc;
+        }
+        wait_idle([r] { return r->idle(); });
+        delete r;
+        return rc;
+    }
+
+private:
+    OpCounter &counter_;
+    RequestCounter *req_;
+};
+
+}  // namespace oscf
