@@ -197,6 +197,17 @@ enum {
  * The caller barriers on the window's communicator afterwards. */
 int oscf_win_fence(oscf_win *win, int assert_bits);
 
+/* General active target. Groups are given as ranks of the window's group. start
+ * waits until every target in the group has posted (unless OSCF_MODE_NOCHECK);
+ * complete makes this origin's operations complete at those targets and tells them;
+ * wait blocks, and test (*done) checks, until every origin in the post group
+ * completed. */
+int oscf_win_start(oscf_win *win, const int *group, int n, int assert_bits);
+int oscf_win_complete(oscf_win *win);
+int oscf_win_post(oscf_win *win, const int *group, int n, int assert_bits);
+int oscf_win_wait(oscf_win *win);
+int oscf_win_test(oscf_win *win, int *done);
+
 int oscf_win_lock(oscf_win *win, int target, int exclusive, int assert_bits);
 int oscf_win_unlock(oscf_win *win, int target);
 int oscf_win_lock_all(oscf_win *win, int assert_bits);

@@ -160,6 +160,36 @@ int oscf_win_fence(oscf_win *win, int assert_bits) {
                        [&](oscf_win &w, Guard &lk) { return w.fence(lk, assert_bits); });
 }
 
+int oscf_win_start(oscf_win *win, const int *group, int n, int assert_bits) {
+    if (n < 0 || (n && !group)) return OSCF_ERR_ARG;
+    return with_window(__func__, win,
+                       [&](oscf_win &w, Guard &lk) { return w.start(lk, group, n, assert_bits); });
+}
+
+int oscf_win_complete(oscf_win *win) {
+    return with_window(__func__, win, [](oscf_win &w, Guard &lk) { return w.complete(lk); });
+}
+
+int oscf_win_post(oscf_win *win, const int *group, int n, int assert_bits) {
+    if (n < 0 || (n && !group)) return OSCF_ERR_ARG;
+    return with_window(__func__, win,
+                       [&](oscf_win &w, Guard &lk) { return w.post(lk, group, n, assert_bits); });
+}
+
+int oscf_win_wait(oscf_win *win) {
+    return with_window(__func__, win, [](oscf_win &w, Guard &lk) { return w.wait(lk); });
+}
+
+int oscf_win_test(oscf_win *win, int *done) {
+    if (!done) return OSCF_ERR_ARG;
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        bool d = false;
+        int rc = w.test(lk, &d);
+        *done = d;
+        return rc;
+    });
+}
+
 int oscf_win_lock(oscf_win *win, int target, int exclusive, int assert_bits) {
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
         return w.lock(lk, target, exclusive != 0, assert_bits);

@@ -1,6 +1,6 @@
 // Which calls are allowed when. An origin may access a target inside a fence epoch
-// (after a fence not asserting MPI_MODE_NOSUCCEED), under MPI_Win_lock of that target,
-// or under MPI_Win_lock_all. Anything else is MPI_ERR_RMA_SYNC. A fence epoch in which
+// (after a fence not asserting MPI_MODE_NOSUCCEED), inside an MPI_Win_start epoch whose
+// group holds the target, under MPI_Win_lock of that target, or under MPI_Win_lock_all. Anything else is MPI_ERR_RMA_SYNC. A fence epoch in which
 // this process issued nothing may be ended by a lock call: the common "fence to set up,
 // then lock" program does that, and nothing can be pending.
 #include "window.h"
@@ -29,6 +29,11 @@ int oscf_win::begin_access(Guard &lk, int target, const char *what) {
         ops_since_fence_ = true;
         return OSCF_OK;
     }
+    if (pscw_access_) {
+        if (in_access_group_[static_cast<size_t>(target)]) return OSCF_OK;
+        return usage_error(OSCF_ERR_RMA_SYNC, "%s to rank %d, which is not in the MPI_Win_start group",
+                           what, target);
+    }
     if (p.lock != LockMode::none) return OSCF_OK;
     if (lock_all_) {
         // lock_all takes each target's shared lock on first use: lock_all itself stays
@@ -51,6 +56,8 @@ int oscf_win::begin_access(Guard &lk, int target, const char *what) {
 int oscf_win::fence(Guard &lk, int assert_bits) {
     if (lock_all_ || locks_held_)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_fence inside a passive-target epoch");
+    if (pscw_access_ || pscw_exposure_)
+        return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_fence inside a post/start epoch");
     // Complete everything this origin issued; the MPI layer's barrier then makes all
     // origins' operations complete before anyone leaves the fence.
     int rc = wait_idle(lk, all_ops_);

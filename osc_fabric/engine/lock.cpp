@@ -112,6 +112,7 @@ int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
     int rc = check_target(target);
     if (rc) return rc;
     if (lock_all_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_lock inside MPI_Win_lock_all");
+    if (pscw_access_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_lock inside an MPI_Win_start epoch");
     if ((rc = close_idle_fence("MPI_Win_lock"))) return rc;
     Peer &p = peers_[static_cast<size_t>(target)];
     if (p.lock != LockMode::none)
@@ -141,8 +142,8 @@ int oscf_win::unlock(Guard &lk, int target) {
 }
 
 int oscf_win::lock_all(Guard &, int assert_bits) {
-    if (lock_all_ || locks_held_)
-        return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_lock_all inside a passive-target epoch");
+    if (lock_all_ || locks_held_ || pscw_access_)
+        return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_lock_all inside another access epoch");
     int rc = close_idle_fence("MPI_Win_lock_all");
     if (rc) return rc;
     lock_all_ = true;

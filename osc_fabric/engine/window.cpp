@@ -59,16 +59,21 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
     }
     if (base_out) *base_out = base_;
 
-    state_.reset(static_cast<WindowState *>(aligned_alloc_or_null(64, sizeof(WindowState))));
+    const size_t sbytes = state_bytes(static_cast<size_t>(size_));
+    state_.reset(static_cast<WindowState *>(aligned_alloc_or_null(64, sbytes)));
     if (!state_) return OSCF_ERR_NO_MEM;
-    std::memset(state_.get(), 0, sizeof(WindowState));
+    std::memset(state_.get(), 0, sbytes);
+    posts_seen_.assign(static_cast<size_t>(size_), 0);
+    posts_sent_.assign(static_cast<size_t>(size_), 0);
+    completes_expected_.assign(static_cast<size_t>(size_), 0);
+    completes_sent_.assign(static_cast<size_t>(size_), 0);
 
     // A zero-size window registers nothing; peers see size 0 and never address it.
     if (bytes_) {
         int rc = fab().register_memory(base_, bytes_, mr_, &mr_key_);
         if (rc) return rc;
     }
-    return fab().register_memory(state_.get(), sizeof(WindowState), state_mr_, &state_key_);
+    return fab().register_memory(state_.get(), sbytes, state_mr_, &state_key_);
 }
 
 void oscf_win::local_blob(WinBlob *b) const {
@@ -128,6 +133,8 @@ int oscf_win::peer_address(uint32_t rank, fi_addr_t *out) const {
 int oscf_win::free_begin(Guard &lk) {
     if (lock_all_ || locks_held_)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_free with a passive-target epoch open");
+    if (pscw_access_ || pscw_exposure_)
+        return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_free with a post/start epoch open");
     int rc = wait_idle(lk, all_ops_);
     return rc ? rc : all_ops_.take_error();
 }

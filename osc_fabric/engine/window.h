@@ -40,6 +40,13 @@ struct oscf_win {
     // epoch.cpp
     int fence(Guard &lk, int assert_bits);
 
+    // pscw.cpp
+    int start(Guard &lk, const int *group, int n, int assert_bits);
+    int complete(Guard &lk);
+    int post(Guard &lk, const int *group, int n, int assert_bits);
+    int wait(Guard &lk);
+    int test(Guard &lk, bool *done);
+
     // lock.cpp
     int lock(Guard &lk, int target, bool exclusive, int assert_bits);
     int unlock(Guard &lk, int target);
@@ -93,6 +100,11 @@ private:
     int check_target(int target) const;
     int begin_access(Guard &lk, int target, const char *what);
     int close_idle_fence(const char *what);
+
+    // pscw.cpp
+    int write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value);
+    volatile uint64_t &state_word(uint64_t offset);
+    bool exposure_complete();
 
     // lock.cpp
     int acquire(Guard &lk, Peer &p, bool exclusive);
@@ -153,4 +165,15 @@ private:
     bool lock_all_ = false;
     bool lock_all_nocheck_ = false;
     std::vector<int> lock_all_acquired_;  // targets locked lazily under lock_all
+
+    // General active target (pscw.cpp has the protocol).
+    bool pscw_access_ = false;             // between start and complete
+    bool pscw_exposure_ = false;           // between post and wait/test
+    std::vector<int> access_group_;        // window ranks of the start group
+    std::vector<int> exposure_group_;      // window ranks of the post group
+    std::vector<char> in_access_group_;    // by rank, for the access check
+    std::vector<uint64_t> posts_seen_;     // posts consumed from each target
+    std::vector<uint64_t> posts_sent_;     // posts sent to each origin
+    std::vector<uint64_t> completes_expected_;  // completes due from each origin
+    std::vector<uint64_t> completes_sent_;      // completes sent to each target
 };

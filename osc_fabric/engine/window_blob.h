@@ -28,11 +28,22 @@ struct WinBlob {
 };
 static_assert(sizeof(WinBlob) == 64 + kMaxAddrLen, "WinBlob layout is part of the wire format");
 
-// Target-resident per-window state, read and updated by peers with remote atomics.
+// Target-resident per-window state. The fixed header is followed by two arrays of
+// comm_size words for general active target (pscw.cpp):
+//   post_seq[t]:     how many times rank t posted an exposure epoch including us
+//   complete_seq[o]: how many access epochs of rank o that included us have completed
+// Each word has a single writer (rank t or o) that only ever raises it with a plain
+// RMA write, so no atomics are needed and local polling reads see the writes.
 struct alignas(64) WindowState {
-    uint64_t lock;  // see lock.cpp for the encoding
+    uint64_t lock;  // see lock.cpp for the encoding; changed only with atomics
     uint64_t reserved[7];
 };
 static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
+
+constexpr size_t state_bytes(size_t comm_size) { return sizeof(WindowState) + 2 * 8 * comm_size; }
+constexpr uint64_t post_seq_offset(size_t rank) { return sizeof(WindowState) + 8 * rank; }
+constexpr uint64_t complete_seq_offset(size_t comm_size, size_t rank) {
+    return sizeof(WindowState) + 8 * comm_size + 8 * rank;
+}
 
 }  // namespace oscf

@@ -1,11 +1,14 @@
 /*
  * Active-target synchronization. Fence: the engine completes this origin's operations,
  * then a barrier on the window's communicator makes every origin's operations complete
- * before anyone leaves. General active target (PSCW) comes with a later version.
+ * before anyone leaves. Post/start/complete/wait: groups are translated to window ranks
+ * and the engine runs the protocol (osc_fabric/engine/pscw.cpp) with no collective.
  */
 #include "osc_fabric.h"
 
-#include "opal/util/output.h"
+#include <stdlib.h>
+
+#include "ompi/group/group.h"
 
 int ompi_osc_fabric_assert_bits(int mpi_assert)
 {
@@ -29,40 +32,69 @@ int ompi_osc_fabric_fence(int mpi_assert, struct ompi_win_t *win)
     return OMPI_SUCCESS != rc ? rc : brc;
 }
 
-static int pscw_not_yet(void)
+/* The ranks of an MPI group in the window's group, for the engine. */
+static int window_ranks(struct ompi_group_t *group, struct ompi_win_t *win, int **out, int *n)
 {
-    opal_output_verbose(1, mca_osc_fabric_component.output,
-                        "osc/fabric: post/start/complete/wait is not supported by this version");
-    return MPI_ERR_UNSUPPORTED_OPERATION;
+    const int size = ompi_group_size(group);
+    *n = size;
+    *out = NULL;
+    if (0 == size) return OMPI_SUCCESS;
+    int *in = calloc((size_t) size, sizeof(int));
+    int *ranks = calloc((size_t) size, sizeof(int));
+    if (NULL == in || NULL == ranks) {
+        free(in);
+        free(ranks);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 0; i < size; i++) in[i] = i;
+    int rc = ompi_group_translate_ranks(group, size, in, win->w_group, ranks);
+    free(in);
+    for (int i = 0; OMPI_SUCCESS == rc && i < size; i++) {
+        if (MPI_UNDEFINED == ranks[i]) rc = OMPI_ERR_BAD_PARAM; /* not in the window's group */
+    }
+    if (OMPI_SUCCESS != rc) {
+        free(ranks);
+        return rc;
+    }
+    *out = ranks;
+    return OMPI_SUCCESS;
+}
+
+typedef int (*group_call_fn)(oscf_win *, const int *, int, int);
+
+static int with_group(struct ompi_group_t *group, int mpi_assert, struct ompi_win_t *win,
+                      group_call_fn call)
+{
+    int *ranks, n;
+    int rc = window_ranks(group, win, &ranks, &n);
+    if (OMPI_SUCCESS != rc) return rc;
+    rc = ompi_osc_fabric_status(call(ompi_osc_fabric_win(win), ranks, n,
+                                     ompi_osc_fabric_assert_bits(mpi_assert)));
+    free(ranks);
+    return rc;
 }
 
 int ompi_osc_fabric_start(struct ompi_group_t *group, int mpi_assert, struct ompi_win_t *win)
 {
-    (void) group; (void) mpi_assert; (void) win;
-    return pscw_not_yet();
+    return with_group(group, mpi_assert, win, oscf_win_start);
 }
 
 int ompi_osc_fabric_complete(struct ompi_win_t *win)
 {
-    (void) win;
-    return pscw_not_yet();
+    return ompi_osc_fabric_status(oscf_win_complete(ompi_osc_fabric_win(win)));
 }
 
 int ompi_osc_fabric_post(struct ompi_group_t *group, int mpi_assert, struct ompi_win_t *win)
 {
-    (void) group; (void) mpi_assert; (void) win;
-    return pscw_not_yet();
+    return with_group(group, mpi_assert, win, oscf_win_post);
 }
 
 int ompi_osc_fabric_wait(struct ompi_win_t *win)
 {
-    (void) win;
-    return pscw_not_yet();
+    return ompi_osc_fabric_status(oscf_win_wait(ompi_osc_fabric_win(win)));
 }
 
 int ompi_osc_fabric_test(struct ompi_win_t *win, int *flag)
 {
-    (void) win;
-    *flag = 0;
-    return pscw_not_yet();
+    return ompi_osc_fabric_status(oscf_win_test(ompi_osc_fabric_win(win), flag));
 }

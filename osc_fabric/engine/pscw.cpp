@@ -1,0 +1,137 @@
+// General active-target synchronization (post/start/complete/wait/test) without any
+// collective and without the target running code for its origins: each notification
+// is one plain RMA write of a sequence number into the peer's WindowState (see
+// window_blob.h), a word nobody else writes.
+//
+//   post(G) at t:      for o in G: post_seq[t] at o := ++posts_sent[o]
+//   start(S) at o:     for t in S: wait until our post_seq[t] > posts_seen[t]; posts_seen[t]++
+//   complete() at o:   flush every t in S, then complete_seq[o] at t := ++completes_sent[t]
+//   wait()/test() at t: every o in G has complete_seq[o] >= completes_expected[o]
+//
+// Counting instead of flags lets a target post its next epoch before the origin has
+// even started the current one. MPI_MODE_NOCHECK on both post and start skips the
+// post notifications, as the standard allows when the user guarantees the order.
+#include <rdma/fi_rma.h>
+
+#include "window.h"
+
+using namespace oscf;
+
+volatile uint64_t &oscf_win::state_word(uint64_t offset) {
+    return *reinterpret_cast<volatile uint64_t *>(reinterpret_cast<char *>(state_.get()) + offset);
+}
+
+int oscf_win::write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value) {
+    if (rank == rank_) {
+        state_word(offset) = value;
+        return OSCF_OK;
+    }
+    Peer &p = peers_[static_cast<size_t>(rank)];
+    OpCounter done;
+    int rc = progress().post("fi_writemsg (pscw)", [&] {
+        iovec iov{&value, sizeof value};
+        fi_rma_iov rma{p.state_base + offset, sizeof value, p.state_key};
+        fi_msg_rma msg{};
+        msg.msg_iov = &iov;
+        msg.iov_count = 1;
+        msg.addr = p.addr;
+        msg.rma_iov = &rma;
+        msg.rma_iov_count = 1;
+        msg.context = &done;
+        return fi_writemsg(fab().ep(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    });
+    if (rc) return rc;
+    done.on_post();
+    rc = wait_idle(lk, done);
+    return rc ? rc : done.take_error();
+}
+
+int oscf_win::start(Guard &lk, const int *group, int n, int assert_bits) {
+    if (pscw_access_ || lock_all_ || locks_held_)
+        return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_start inside another access epoch");
+    int rc = close_idle_fence("MPI_Win_start");
+    if (rc) return rc;
+    for (int i = 0; i < n; ++i)
+        if ((rc = check_target(group[i]))) return rc;
+    access_group_.assign(group, group + n);
+    in_access_group_.assign(static_cast<size_t>(size_), 0);
+    for (int t : access_group_) in_access_group_[static_cast<size_t>(t)] = 1;
+    if (!(assert_bits & OSCF_MODE_NOCHECK)) {
+        // Wait for every target's post, serving our own incoming traffic meanwhile.
+        rc = progress().wait_until(lk, [&] {
+            for (int t : access_group_)
+                if (state_word(post_seq_offset(static_cast<size_t>(t))) <= posts_seen_[static_cast<size_t>(t)])
+                    return false;
+            return true;
+        });
+        if (rc) return rc;
+        for (int t : access_group_) ++posts_seen_[static_cast<size_t>(t)];
+    }
+    pscw_access_ = true;
+    return OSCF_OK;
+}
+
+int oscf_win::complete(Guard &lk) {
+    if (!pscw_access_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start");
+    int rc = OSCF_OK;
+    for (int t : access_group_) {
+        Peer &p = peers_[static_cast<size_t>(t)];
+        int wrc = wait_idle(lk, p.ops);
+        if (!wrc) wrc = p.ops.take_error();
+        if (!wrc) {
+            uint64_t seq = ++completes_sent_[static_cast<size_t>(t)];
+            wrc = write_seq(lk, t, complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(rank_)), seq);
+        }
+        if (!rc) rc = wrc;
+    }
+    pscw_access_ = false;
+    access_group_.clear();
+    return rc;
+}
+
+int oscf_win::post(Guard &lk, const int *group, int n, int assert_bits) {
+    if (pscw_exposure_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_post inside an exposure epoch");
+    if (fence_open_ && ops_since_fence_)
+        return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_post inside a fence epoch with operations pending");
+    int rc;
+    for (int i = 0; i < n; ++i)
+        if ((rc = check_target(group[i]))) return rc;
+    exposure_group_.assign(group, group + n);
+    for (int o : exposure_group_) ++completes_expected_[static_cast<size_t>(o)];
+    pscw_exposure_ = true;
+    if (assert_bits & OSCF_MODE_NOCHECK) return OSCF_OK;
+    for (int o : exposure_group_) {
+        uint64_t seq = ++posts_sent_[static_cast<size_t>(o)];
+        if ((rc = write_seq(lk, o, post_seq_offset(static_cast<size_t>(rank_)), seq))) return rc;
+    }
+    return OSCF_OK;
+}
+
+bool oscf_win::exposure_complete() {
+    for (int o : exposure_group_)
+        if (state_word(complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(o))) <
+            completes_expected_[static_cast<size_t>(o)])
+            return false;
+    return true;
+}
+
+int oscf_win::wait(Guard &lk) {
+    if (!pscw_exposure_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_wait without MPI_Win_post");
+    int rc = progress().wait_until(lk, [&] { return exposure_complete(); });
+    if (rc) return rc;
+    pscw_exposure_ = false;
+    exposure_group_.clear();
+    return OSCF_OK;
+}
+
+int oscf_win::test(Guard &, bool *done) {
+    if (!pscw_exposure_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_test without MPI_Win_post");
+    int rc = progress().run_locked();
+    if (rc < 0) return rc;
+    *done = exposure_complete();
+    if (*done) {
+        pscw_exposure_ = false;
+        exposure_group_.clear();
+    }
+    return OSCF_OK;
+}
