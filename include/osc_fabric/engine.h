@@ -134,6 +134,18 @@ int oscf_win_put(oscf_win *win, int target, const void *origin, size_t len, int6
                  int64_t byte_offset, const oscf_notify *notify);
 int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t target_disp,
                  int64_t byte_offset, const oscf_notify *notify);
+
+/* Non-contiguous forms: n segments, each contiguous on both sides, as one operation
+ * (one notify). target_offset is in bytes from target_disp * disp_unit. */
+typedef struct oscf_segment {
+    void *origin;
+    int64_t target_offset;
+    size_t len;
+} oscf_segment;
+int oscf_win_putv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
+                  int64_t target_disp, const oscf_notify *notify);
+int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
+                  int64_t target_disp, const oscf_notify *notify);
 /* True while a passive-target epoch (lock or lock_all) is open: request-based
  * operations are allowed only then. */
 int oscf_win_in_passive_epoch(const oscf_win *win, int target);
@@ -171,6 +183,16 @@ size_t oscf_type_size(oscf_type type);
 int oscf_win_accumulate(oscf_win *win, int target, const void *origin, void *result, size_t count,
                         oscf_type type, oscf_op op, int64_t target_disp, int64_t byte_offset,
                         const oscf_notify *notify);
+/* Non-contiguous form: n segments of whole elements, contiguous on every side. */
+typedef struct oscf_acc_segment {
+    const void *origin; /* NULL for OSCF_OP_NO_OP */
+    void *result;       /* NULL unless fetching */
+    int64_t target_offset;
+    size_t count;
+} oscf_acc_segment;
+int oscf_win_accumulatev(oscf_win *win, int target, const oscf_acc_segment *segs, size_t n,
+                         oscf_type type, oscf_op op, int64_t target_disp,
+                         const oscf_notify *notify);
 /* One element: if target == *compare then target = *origin; *result = old target. */
 int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, const void *compare,
                               void *result, oscf_type type, int64_t target_disp,

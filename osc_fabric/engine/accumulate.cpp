@@ -122,21 +122,28 @@ int oscf_win::post_am(Peer &p, const char *origin, char *result, size_t count, o
     return OSCF_OK;
 }
 
-int oscf_win::accumulate(Guard &lk, int target, const void *origin, void *result, size_t count,
-                         oscf_type type, oscf_op op, int64_t disp, int64_t offset,
-                         const oscf_notify *notify) {
+int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n,
+                         oscf_type type, oscf_op op, int64_t disp, const oscf_notify *notify) {
     if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type))
         return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
-    if (!origin && op != OSCF_OP_NO_OP) return usage_error(OSCF_ERR_ARG, "accumulate without origin data");
-    const char *what = result ? "get_accumulate" : "accumulate";
-    uint64_t off = 0;
-    int rc = target_range(lk, target, count * type_size(type), disp, offset, what, &off);
+    int rc = check_target(target);
     if (rc) return rc;
+    if (n == 0) return begin_access(lk, target, "accumulate");
     OpScope scope(peers_[static_cast<size_t>(target)].acc, notify);
-    // Nothing to move: an empty accumulate, or a NO_OP that fetches nothing.
-    if (count && (op != OSCF_OP_NO_OP || result))
-        rc = post_accumulate(lk, target, static_cast<const char *>(origin), static_cast<char *>(result),
-                             count, type, op, off, scope);
+    for (size_t i = 0; i < n && rc == OSCF_OK; ++i) {
+        const oscf_acc_segment &sg = segs[i];
+        if (!sg.origin && op != OSCF_OP_NO_OP) {
+            rc = usage_error(OSCF_ERR_ARG, "accumulate without origin data");
+            break;
+        }
+        uint64_t off = 0;
+        rc = target_range(lk, target, sg.count * type_size(type), disp, sg.target_offset,
+                          sg.result ? "get_accumulate" : "accumulate", &off);
+        // Nothing to move: an empty segment, or a NO_OP that fetches nothing.
+        if (rc == OSCF_OK && sg.count && (op != OSCF_OP_NO_OP || sg.result))
+            rc = post_accumulate(lk, target, static_cast<const char *>(sg.origin),
+                                 static_cast<char *>(sg.result), sg.count, type, op, off, scope);
+    }
     return finish(lk, scope, rc);
 }
 

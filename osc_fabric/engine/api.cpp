@@ -137,15 +137,29 @@ int oscf_win_destroy(oscf_win *win) {
 
 int oscf_win_put(oscf_win *win, int target, const void *origin, size_t len, int64_t disp,
                  int64_t offset, const oscf_notify *notify) {
-    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
-        return w.put(lk, target, origin, len, disp, offset, notify);
-    });
+    oscf_segment seg{const_cast<void *>(origin), offset, len};
+    return oscf_win_putv(win, target, &seg, 1, disp, notify);
 }
 
 int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t disp,
                  int64_t offset, const oscf_notify *notify) {
+    oscf_segment seg{origin, offset, len};
+    return oscf_win_getv(win, target, &seg, 1, disp, notify);
+}
+
+int oscf_win_putv(oscf_win *win, int target, const oscf_segment *segs, size_t n, int64_t disp,
+                  const oscf_notify *notify) {
+    if (n && !segs) return OSCF_ERR_ARG;
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
-        return w.get(lk, target, origin, len, disp, offset, notify);
+        return w.put(lk, target, segs, n, disp, notify);
+    });
+}
+
+int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n, int64_t disp,
+                  const oscf_notify *notify) {
+    if (n && !segs) return OSCF_ERR_ARG;
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        return w.get(lk, target, segs, n, disp, notify);
     });
 }
 
@@ -241,8 +255,15 @@ oscf_acc_path oscf_engine_accumulate_path(const oscf_engine *eng, oscf_type type
 int oscf_win_accumulate(oscf_win *win, int target, const void *origin, void *result, size_t count,
                         oscf_type type, oscf_op op, int64_t disp, int64_t offset,
                         const oscf_notify *notify) {
+    oscf_acc_segment seg{origin, result, offset, count};
+    return oscf_win_accumulatev(win, target, &seg, 1, type, op, disp, notify);
+}
+
+int oscf_win_accumulatev(oscf_win *win, int target, const oscf_acc_segment *segs, size_t n,
+                         oscf_type type, oscf_op op, int64_t disp, const oscf_notify *notify) {
+    if (n && !segs) return OSCF_ERR_ARG;
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
-        return w.accumulate(lk, target, origin, result, count, type, op, disp, offset, notify);
+        return w.accumulate(lk, target, segs, n, type, op, disp, notify);
     });
 }
 

@@ -28,21 +28,25 @@ int oscf_win::target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, si
     return OSCF_OK;
 }
 
-int oscf_win::put(Guard &lk, int target, const void *buf, size_t len, int64_t disp,
-                  int64_t offset, const oscf_notify *notify) {
-    int rc = check_target(target);
-    if (rc) return rc;
-    OpScope scope(peers_[static_cast<size_t>(target)].ops, notify);
-    rc = transfer(lk, Dir::write, target, const_cast<void *>(buf), len, disp, offset, scope);
-    return finish(lk, scope, rc);
+int oscf_win::put(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
+                  const oscf_notify *notify) {
+    return transfer_all(lk, Dir::write, target, segs, n, disp, notify);
 }
 
-int oscf_win::get(Guard &lk, int target, void *buf, size_t len, int64_t disp, int64_t offset,
+int oscf_win::get(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
                   const oscf_notify *notify) {
+    return transfer_all(lk, Dir::read, target, segs, n, disp, notify);
+}
+
+// All segments of one operation share one scope, so a request completes once.
+int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
+                           int64_t disp, const oscf_notify *notify) {
     int rc = check_target(target);
     if (rc) return rc;
     OpScope scope(peers_[static_cast<size_t>(target)].ops, notify);
-    rc = transfer(lk, Dir::read, target, buf, len, disp, offset, scope);
+    for (size_t i = 0; i < n && rc == OSCF_OK; ++i)
+        rc = transfer(lk, dir, target, segs[i].origin, segs[i].len, disp, segs[i].target_offset, scope);
+    if (n == 0 && rc == OSCF_OK) rc = begin_access(lk, target, dir == Dir::write ? "put" : "get");
     return finish(lk, scope, rc);
 }
 

@@ -54,17 +54,16 @@ struct oscf_win {
     int unlock_all(Guard &lk);
 
     // rma.cpp
-    // disp is in the target's disp_unit; offset is added in bytes.
-    int put(Guard &lk, int target, const void *buf, size_t len, int64_t disp, int64_t offset,
+    // disp is in the target's disp_unit; each segment adds its byte offset.
+    int put(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
             const oscf_notify *notify);
-    int get(Guard &lk, int target, void *buf, size_t len, int64_t disp, int64_t offset,
+    int get(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
             const oscf_notify *notify);
     bool in_passive_epoch(int target) const;
 
     // accumulate.cpp
-    int accumulate(Guard &lk, int target, const void *origin, void *result, size_t count,
-                   oscf_type type, oscf_op op, int64_t disp, int64_t offset,
-                   const oscf_notify *notify);
+    int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
+                   oscf_op op, int64_t disp, const oscf_notify *notify);
     int compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,
                          void *result, oscf_type type, int64_t disp, int64_t offset);
     // Target side of an emulated accumulate: validates and applies the request, storing
@@ -115,6 +114,8 @@ private:
 
     // rma.cpp
     enum class Dir { read, write };
+    int transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
+                     int64_t disp, const oscf_notify *notify);
     int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp,
                  int64_t offset, oscf::OpScope &scope);
 

@@ -5,14 +5,16 @@
  *
  * Files: _component.c (MCA parameters, init/query/select/finalize, progress hook),
  * _module.c (function table, free, status conversion), _comm.c (put/get),
- * _accumulate.c (the accumulate family), _info.c (info keys), _request.c (MPI
- * requests of the R* calls),
+ * _accumulate.c (the accumulate family), _datatype.c (datatypes as byte ranges),
+ * _info.c (info keys), _request.c (MPI requests of the R* calls),
  * _active_target.c (fence, PSCW), _passive_target.c (locks, flush, sync).
  */
 #ifndef OMPI_OSC_FABRIC_H
 #define OMPI_OSC_FABRIC_H
 
 #include "ompi_config.h"
+
+#include <sys/uio.h>
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/osc/osc.h"
@@ -140,6 +142,24 @@ int ompi_osc_fabric_subscribe_info(struct ompi_win_t *win, ompi_osc_fabric_modul
 typedef int (*ompi_osc_fabric_op_fn)(void *op_arg, const oscf_notify *notify);
 int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op,
                                   void *op_arg, struct ompi_request_t **request);
+
+/* _datatype.c: (buffer, count, datatype) as contiguous pieces, in order. */
+typedef struct ompi_osc_fabric_pieces {
+    struct iovec *v;
+    size_t n, cap;
+    size_t bytes;               /* total described by the datatype */
+    struct iovec inline_v[4];   /* most datatypes need no allocation */
+} ompi_osc_fabric_pieces;
+int ompi_osc_fabric_pieces_of(struct ompi_datatype_t *dt, int count, const void *base,
+                              ompi_osc_fabric_pieces *out);
+int ompi_osc_fabric_pieces_one(void *base, size_t len, ompi_osc_fabric_pieces *out);
+void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p);
+/* Walks up to three piece lists together, calling emit(arg, at[], len) for each stretch
+ * contiguous on every side; len is a multiple of unit. The lists must describe the
+ * same number of bytes (else MPI_ERR_ARG). */
+typedef int (*ompi_osc_fabric_cut_fn)(void *arg, char *at[], size_t len);
+int ompi_osc_fabric_cut(ompi_osc_fabric_pieces *const sides[], int nsides, size_t unit,
+                        ompi_osc_fabric_cut_fn emit, void *arg);
 
 /* Translate MPI_MODE_* bits into OSCF_MODE_* bits. */
 int ompi_osc_fabric_assert_bits(int mpi_assert);

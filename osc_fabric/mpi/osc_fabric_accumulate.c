@@ -1,9 +1,8 @@
 /*
- * The accumulate family: translates (buffer, count, datatype, op) into the engine's
- * (count, oscf_type, oscf_op). Datatypes may be derived, as long as each is built from
- * one predefined type, the same on origin, target and result, and contiguous
- * (non-contiguous layouts are not supported yet). The engine decides the path (native
- * atomic or active message) and the ordering.
+ * The accumulate family: translates (buffer, count, datatype, op) into engine segments
+ * of whole elements of one oscf_type. Datatypes may be derived and non-contiguous, as
+ * long as origin, target and result are built from the same predefined type. The
+ * engine decides the path (native atomic or active message) and the ordering.
  */
 #include "osc_fabric.h"
 
@@ -12,6 +11,9 @@
 #include "ompi/mca/osc/base/osc_base_obj_convert.h"
 #include "ompi/op/op.h"
 #include "opal/util/output.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #define LOG(...) opal_output_verbose(1, mca_osc_fabric_component.output, "osc/fabric: " __VA_ARGS__)
 
@@ -93,96 +95,136 @@ static int map_op(const ompi_op_t *op, oscf_op *out)
     return MPI_ERR_OP;
 }
 
-/* A (count, datatype) as elements of its one predefined type, contiguous in memory. */
-typedef struct elements {
-    oscf_type type;
-    size_t count;
-    ptrdiff_t start; /* byte offset of the first element from the buffer address */
-} elements;
-
-static int to_elements(ompi_datatype_t *dt, int count, elements *out)
+/* The element type of a (count, datatype) built from one predefined type. */
+static int element_type(ompi_datatype_t *dt, oscf_type *out)
 {
     ompi_datatype_t *prim = NULL;
     uint32_t per = 0;
-    ptrdiff_t lb = 0, extent = 0;
-    if (count < 0) return OMPI_ERR_BAD_PARAM;
     int rc = ompi_osc_base_get_primitive_type_info(dt, &prim, &per);
     if (OMPI_SUCCESS != rc || NULL == prim) {
         LOG("datatype %s is not built from a single predefined type", dt->name);
         return MPI_ERR_TYPE;
     }
-    if (OMPI_SUCCESS != (rc = map_type(prim, &out->type))) return rc;
-    out->count = (size_t) count * per;
-    out->start = 0;
-    if (0 == out->count) return OMPI_SUCCESS;
-    /* The value/index pairs have holes (MPI_DOUBLE_INT is 12 bytes in a 16-byte
-     * struct), so an array of them is not "contiguous" to Open MPI, but it is exactly
-     * the array of C structs the engine works on. */
-    bool dense = ompi_datatype_is_contiguous_memory_layout(dt, count) ||
-                 (ompi_datatype_is_predefined(dt) && dt->super.ub - dt->super.lb ==
-                                                         (ptrdiff_t) oscf_type_size(out->type));
-    if (!dense) {
-        LOG("non-contiguous datatype %s is not supported yet in accumulate operations", dt->name);
-        return MPI_ERR_UNSUPPORTED_OPERATION;
-    }
-    ompi_datatype_get_true_extent(dt, &lb, &extent);
-    out->start = lb;
-    return OMPI_SUCCESS;
+    return map_type(prim, out);
 }
 
-/* The other side of an accumulate must carry the same elements. */
-static int same_elements(const elements *a, const elements *b, const char *what)
+/* Pieces of one side. A predefined value/index pair type has holes (MPI_DOUBLE_INT is 12
+ * bytes in a 16-byte struct), yet an array of them is exactly the array of C structs the
+ * engine reduces: one piece. */
+static int side_pieces(ompi_datatype_t *dt, int count, const void *base, oscf_type type,
+                       ompi_osc_fabric_pieces *out)
 {
-    if (a->type != b->type || a->count != b->count) {
-        LOG("%s: origin/result describe %zu elements of type %d, target %zu of type %d", what,
-            a->count, (int) a->type, b->count, (int) b->type);
-        return OMPI_ERR_BAD_PARAM;
+    if (ompi_datatype_is_predefined(dt) && count > 0 &&
+        dt->super.ub - dt->super.lb == (ptrdiff_t) oscf_type_size(type)) {
+        return ompi_osc_fabric_pieces_one((char *) base + dt->super.lb,
+                                          oscf_type_size(type) * (size_t) count, out);
     }
-    return OMPI_SUCCESS;
+    return ompi_osc_fabric_pieces_of(dt, count, base, out);
 }
 
-/* One accumulate-family call, translated. */
+/* One accumulate-family call, translated: segments of whole elements. */
 typedef struct acc_args {
     oscf_win *win;
     int target;
-    const char *origin;
-    char *result;
-    elements t;
+    oscf_type type;
     oscf_op op;
     ptrdiff_t target_disp;
+    int origin_side, result_side; /* index into the cut's sides, or -1 */
+    oscf_acc_segment *segs;
+    size_t n, cap;
+    oscf_acc_segment inline_segs[4];
 } acc_args;
+
+static int add_segment(void *arg, char *at[], size_t len)
+{
+    acc_args *a = arg;
+    if (a->n == a->cap) {
+        size_t cap = 2 * a->cap;
+        oscf_acc_segment *s = malloc(cap * sizeof(*s));
+        if (NULL == s) return OMPI_ERR_OUT_OF_RESOURCE;
+        memcpy(s, a->segs, a->n * sizeof(*s));
+        if (a->segs != a->inline_segs) free(a->segs);
+        a->segs = s;
+        a->cap = cap;
+    }
+    a->segs[a->n++] = (oscf_acc_segment){
+        .origin = a->origin_side < 0 ? NULL : at[a->origin_side],
+        .result = a->result_side < 0 ? NULL : at[a->result_side],
+        .target_offset = (int64_t) (intptr_t) at[0], /* flattened from address 0 */
+        .count = len / oscf_type_size(a->type),
+    };
+    return OMPI_SUCCESS;
+}
+
+static void release(acc_args *a)
+{
+    if (a->segs != a->inline_segs) free(a->segs);
+}
 
 static int prepare(acc_args *a, const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
                    void *result_addr, int result_count, ompi_datatype_t *result_dt, int target,
                    ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt,
                    ompi_op_t *op, struct ompi_win_t *win)
 {
-    const char *what = NULL == result_dt ? "MPI_Accumulate" : "MPI_Get_accumulate";
-    elements o, r;
-    *a = (acc_args){.win = ompi_osc_fabric_win(win), .target = target, .target_disp = target_disp};
+    *a = (acc_args){.win = ompi_osc_fabric_win(win), .target = target, .target_disp = target_disp,
+                    .origin_side = -1, .result_side = -1};
+    a->segs = a->inline_segs;
+    a->cap = sizeof(a->inline_segs) / sizeof(a->inline_segs[0]);
     int rc = map_op(op, &a->op);
-    if (OMPI_SUCCESS == rc) rc = to_elements(target_dt, target_count, &a->t);
+    if (OMPI_SUCCESS == rc) rc = element_type(target_dt, &a->type);
     if (OMPI_SUCCESS != rc) return rc;
-    if (OSCF_OP_NO_OP != a->op) {
-        /* MPI_NO_OP ignores the origin buffer entirely. */
-        if (OMPI_SUCCESS != (rc = to_elements(origin_dt, origin_count, &o))) return rc;
-        if (OMPI_SUCCESS != (rc = same_elements(&o, &a->t, what))) return rc;
-        a->origin = (const char *) origin_addr + o.start;
+
+    /* MPI_NO_OP ignores the origin buffer entirely. */
+    struct { ompi_datatype_t *dt; int count; const void *base; int *slot; } side[3] = {
+        {target_dt, target_count, NULL, NULL},
+        {OSCF_OP_NO_OP == a->op ? NULL : origin_dt, origin_count, origin_addr, &a->origin_side},
+        {result_dt, result_count, result_addr, &a->result_side},
+    };
+    ompi_osc_fabric_pieces pieces[3];
+    ompi_osc_fabric_pieces *sides[3];
+    int nsides = 0;
+    for (int i = 0; i < 3 && OMPI_SUCCESS == rc; i++) {
+        if (NULL == side[i].dt) continue;
+        oscf_type t;
+        rc = element_type(side[i].dt, &t);
+        if (OMPI_SUCCESS == rc && t != a->type) {
+            LOG("origin, target and result must be built from the same predefined type");
+            rc = OMPI_ERR_BAD_PARAM;
+        }
+        if (OMPI_SUCCESS == rc) rc = side_pieces(side[i].dt, side[i].count, side[i].base, t, &pieces[nsides]);
+        if (OMPI_SUCCESS == rc) {
+            if (side[i].slot) *side[i].slot = nsides;
+            sides[nsides] = &pieces[nsides];
+            nsides++;
+        }
     }
-    if (NULL != result_dt) {
-        if (OMPI_SUCCESS != (rc = to_elements(result_dt, result_count, &r))) return rc;
-        if (OMPI_SUCCESS != (rc = same_elements(&r, &a->t, what))) return rc;
-        a->result = (char *) result_addr + r.start;
-    }
-    return OMPI_SUCCESS;
+    if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_cut(sides, nsides, oscf_type_size(a->type), add_segment, a);
+    for (int i = 0; i < nsides; i++) ompi_osc_fabric_pieces_free(&pieces[i]);
+    if (OMPI_SUCCESS != rc) release(a);
+    return rc;
 }
 
 static int run(void *arg, const oscf_notify *notify)
 {
     const acc_args *a = arg;
-    return ompi_osc_fabric_status(oscf_win_accumulate(a->win, a->target, a->origin, a->result,
-                                                      a->t.count, a->t.type, a->op, a->target_disp,
-                                                      a->t.start, notify));
+    return ompi_osc_fabric_status(oscf_win_accumulatev(a->win, a->target, a->segs, a->n, a->type,
+                                                       a->op, a->target_disp, notify));
+}
+
+/* prepare, run (directly or as a request), release. */
+static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
+                      void *result_addr, int result_count, ompi_datatype_t *result_dt, int target,
+                      ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt,
+                      ompi_op_t *op, struct ompi_win_t *win, struct ompi_request_t **request)
+{
+    acc_args a;
+    if (MPI_PROC_NULL == target && NULL == request) return OMPI_SUCCESS;
+    int rc = prepare(&a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
+                     target, target_disp, target_count, target_dt, op, win);
+    if (OMPI_SUCCESS != rc) return rc;
+    rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
+    release(&a);
+    return rc;
 }
 
 int ompi_osc_fabric_accumulate(const void *origin_addr, int origin_count,
@@ -190,11 +232,8 @@ int ompi_osc_fabric_accumulate(const void *origin_addr, int origin_count,
                                int target_count, struct ompi_datatype_t *target_dt,
                                struct ompi_op_t *op, struct ompi_win_t *win)
 {
-    acc_args a;
-    if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
-    int rc = prepare(&a, origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp,
-                     target_count, target_dt, op, win);
-    return OMPI_SUCCESS != rc ? rc : run(&a, NULL);
+    return accumulate(origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp,
+                      target_count, target_dt, op, win, NULL);
 }
 
 int ompi_osc_fabric_get_accumulate(const void *origin_addr, int origin_count,
@@ -204,11 +243,8 @@ int ompi_osc_fabric_get_accumulate(const void *origin_addr, int origin_count,
                                    struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
                                    struct ompi_win_t *win)
 {
-    acc_args a;
-    if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
-    int rc = prepare(&a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
-                     target, target_disp, target_count, target_dt, op, win);
-    return OMPI_SUCCESS != rc ? rc : run(&a, NULL);
+    return accumulate(origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
+                      target, target_disp, target_count, target_dt, op, win, NULL);
 }
 
 int ompi_osc_fabric_raccumulate(const void *origin_addr, int origin_count,
@@ -217,10 +253,8 @@ int ompi_osc_fabric_raccumulate(const void *origin_addr, int origin_count,
                                 struct ompi_op_t *op, struct ompi_win_t *win,
                                 struct ompi_request_t **request)
 {
-    acc_args a;
-    int rc = prepare(&a, origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp,
-                     target_count, target_dt, op, win);
-    return OMPI_SUCCESS != rc ? rc : ompi_osc_fabric_request_start(win, target, run, &a, request);
+    return accumulate(origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp,
+                      target_count, target_dt, op, win, request);
 }
 
 int ompi_osc_fabric_rget_accumulate(const void *origin_addr, int origin_count,
@@ -230,33 +264,33 @@ int ompi_osc_fabric_rget_accumulate(const void *origin_addr, int origin_count,
                                     struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
                                     struct ompi_win_t *win, struct ompi_request_t **request)
 {
-    acc_args a;
-    int rc = prepare(&a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
-                     target, target_disp, target_count, target_dt, op, win);
-    return OMPI_SUCCESS != rc ? rc : ompi_osc_fabric_request_start(win, target, run, &a, request);
+    return accumulate(origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
+                      target, target_disp, target_count, target_dt, op, win, request);
 }
 
 int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr,
                                  struct ompi_datatype_t *dt, int target, ptrdiff_t target_disp,
                                  struct ompi_op_t *op, struct ompi_win_t *win)
 {
-    return ompi_osc_fabric_get_accumulate(origin_addr, 1, dt, result_addr, 1, dt, target,
-                                          target_disp, 1, dt, op, win);
+    return accumulate(origin_addr, 1, dt, result_addr, 1, dt, target, target_disp, 1, dt, op, win,
+                      NULL);
 }
 
 int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compare_addr,
                                      void *result_addr, struct ompi_datatype_t *dt, int target,
                                      ptrdiff_t target_disp, struct ompi_win_t *win)
 {
-    elements e;
+    oscf_type type;
+    size_t size = 0;
     if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
-    int rc = to_elements(dt, 1, &e);
+    int rc = element_type(dt, &type);
     if (OMPI_SUCCESS != rc) return rc;
-    if (1 != e.count) {
+    ompi_datatype_type_size(dt, &size);
+    if (!ompi_datatype_is_predefined(dt) || size != oscf_type_size(type)) {
         LOG("MPI_Compare_and_swap needs a single predefined element");
         return MPI_ERR_TYPE;
     }
-    rc = oscf_win_compare_and_swap(ompi_osc_fabric_win(win), target, origin_addr, compare_addr,
-                                   result_addr, e.type, target_disp, e.start);
-    return ompi_osc_fabric_status(rc);
+    return ompi_osc_fabric_status(oscf_win_compare_and_swap(ompi_osc_fabric_win(win), target,
+                                                            origin_addr, compare_addr, result_addr,
+                                                            type, target_disp, 0));
 }

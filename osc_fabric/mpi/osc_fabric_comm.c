@@ -1,114 +1,108 @@
 /*
- * Data movement: turns (buffer, count, datatype) pairs into byte ranges for the engine.
- * Contiguous layouts only for now; derived non-contiguous datatypes are answered with
- * MPI_ERR_UNSUPPORTED_OPERATION and a message.
+ * Put and get: (buffer, count, datatype) on both sides become segments contiguous on
+ * both sides (osc_fabric_datatype.c), handed to the engine as one operation.
  */
 #include "osc_fabric.h"
 
-#include "ompi/datatype/ompi_datatype.h"
-#include "opal/util/output.h"
+#include <stdlib.h>
+#include <string.h>
 
-/* A contiguous (count, datatype) as a byte range: its size and where it starts
- * relative to the buffer address (the true lower bound). */
-typedef struct byte_range {
-    size_t len;
-    ptrdiff_t start;
-} byte_range;
-
-static int contiguous_range(struct ompi_datatype_t *dt, int count, byte_range *out)
-{
-    size_t type_size = 0;
-    ptrdiff_t true_lb = 0, true_extent = 0;
-    if (count < 0) return OMPI_ERR_BAD_PARAM;
-    ompi_datatype_type_size(dt, &type_size);
-    out->len = type_size * (size_t) count;
-    out->start = 0;
-    if (0 == out->len) return OMPI_SUCCESS;
-    if (!ompi_datatype_is_contiguous_memory_layout(dt, count)) {
-        opal_output_verbose(1, mca_osc_fabric_component.output,
-                            "osc/fabric: non-contiguous datatype %s is not supported yet", dt->name);
-        return MPI_ERR_UNSUPPORTED_OPERATION;
-    }
-    ompi_datatype_get_true_extent(dt, &true_lb, &true_extent);
-    out->start = true_lb;
-    return OMPI_SUCCESS;
-}
-
-/* Origin and target must describe the same amount of data. */
-static int matching_ranges(struct ompi_datatype_t *odt, int ocount, struct ompi_datatype_t *tdt,
-                           int tcount, byte_range *o, byte_range *t)
-{
-    int rc = contiguous_range(odt, ocount, o);
-    if (OMPI_SUCCESS == rc) rc = contiguous_range(tdt, tcount, t);
-    if (OMPI_SUCCESS != rc) return rc;
-    if (o->len != t->len) {
-        opal_output_verbose(1, mca_osc_fabric_component.output,
-                            "osc/fabric: origin describes %zu bytes but target %zu", o->len, t->len);
-        return OMPI_ERR_BAD_PARAM;
-    }
-    return OMPI_SUCCESS;
-}
-
-/* One put or get, translated: what the engine needs, whether or not it is a request. */
+/* One put or get, translated: segments contiguous on both sides. */
 typedef struct rma_args {
     oscf_win *win;
     bool is_put;
     int target;
-    char *origin;
-    size_t len;
     ptrdiff_t target_disp;
-    ptrdiff_t target_start;
+    oscf_segment *segs;
+    size_t n, cap;
+    oscf_segment inline_segs[4];
 } rma_args;
+
+static int add_segment(void *arg, char *at[], size_t len)
+{
+    rma_args *a = arg;
+    if (a->n == a->cap) {
+        size_t cap = 2 * a->cap;
+        oscf_segment *s = malloc(cap * sizeof(*s));
+        if (NULL == s) return OMPI_ERR_OUT_OF_RESOURCE;
+        memcpy(s, a->segs, a->n * sizeof(*s));
+        if (a->segs != a->inline_segs) free(a->segs);
+        a->segs = s;
+        a->cap = cap;
+    }
+    /* The target side was flattened from address 0: its "addresses" are offsets. */
+    a->segs[a->n++] = (oscf_segment){.origin = at[0], .target_offset = (int64_t) (intptr_t) at[1], .len = len};
+    return OMPI_SUCCESS;
+}
+
+static void release(rma_args *a)
+{
+    if (a->segs != a->inline_segs) free(a->segs);
+}
 
 static int prepare(rma_args *a, bool is_put, const void *origin_addr, int origin_count,
                    struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
                    int target_count, struct ompi_datatype_t *target_dt, struct ompi_win_t *win)
 {
-    byte_range o, t;
-    int rc = matching_ranges(origin_dt, origin_count, target_dt, target_count, &o, &t);
+    a->win = ompi_osc_fabric_win(win);
+    a->is_put = is_put;
+    a->target = target;
+    a->target_disp = target_disp;
+    a->segs = a->inline_segs;
+    a->n = 0;
+    a->cap = sizeof(a->inline_segs) / sizeof(a->inline_segs[0]);
+    ompi_osc_fabric_pieces o, t;
+    int rc = ompi_osc_fabric_pieces_of(origin_dt, origin_count, origin_addr, &o);
     if (OMPI_SUCCESS != rc) return rc;
-    *a = (rma_args){
-        .win = ompi_osc_fabric_win(win),
-        .is_put = is_put,
-        .target = target,
-        .origin = (char *) origin_addr + o.start,
-        .len = o.len,
-        .target_disp = target_disp,
-        .target_start = t.start,
-    };
-    return OMPI_SUCCESS;
+    rc = ompi_osc_fabric_pieces_of(target_dt, target_count, NULL, &t);
+    if (OMPI_SUCCESS == rc) {
+        ompi_osc_fabric_pieces *sides[2] = {&o, &t};
+        rc = ompi_osc_fabric_cut(sides, 2, 1, add_segment, a);
+        ompi_osc_fabric_pieces_free(&t);
+    }
+    ompi_osc_fabric_pieces_free(&o);
+    if (OMPI_SUCCESS != rc) release(a);
+    return rc;
 }
 
 static int run(void *arg, const oscf_notify *notify)
 {
     const rma_args *a = arg;
-    int rc = a->is_put ? oscf_win_put(a->win, a->target, a->origin, a->len, a->target_disp,
-                                      a->target_start, notify)
-                       : oscf_win_get(a->win, a->target, a->origin, a->len, a->target_disp,
-                                      a->target_start, notify);
+    int rc = a->is_put ? oscf_win_putv(a->win, a->target, a->segs, a->n, a->target_disp, notify)
+                       : oscf_win_getv(a->win, a->target, a->segs, a->n, a->target_disp, notify);
     return ompi_osc_fabric_status(rc);
+}
+
+/* prepare, run (directly or as a request), release. */
+static int move(bool is_put, const void *origin_addr, int origin_count,
+                struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
+                int target_count, struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
+                struct ompi_request_t **request)
+{
+    rma_args a;
+    if (MPI_PROC_NULL == target && NULL == request) return OMPI_SUCCESS;
+    int rc = prepare(&a, is_put, origin_addr, origin_count, origin_dt, target, target_disp,
+                     target_count, target_dt, win);
+    if (OMPI_SUCCESS != rc) return rc;
+    rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
+    release(&a);
+    return rc;
 }
 
 int ompi_osc_fabric_put(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
                         int target, ptrdiff_t target_disp, int target_count,
                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win)
 {
-    rma_args a;
-    if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
-    int rc = prepare(&a, true, origin_addr, origin_count, origin_dt, target, target_disp,
-                     target_count, target_dt, win);
-    return OMPI_SUCCESS != rc ? rc : run(&a, NULL);
+    return move(true, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+                target_dt, win, NULL);
 }
 
 int ompi_osc_fabric_get(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
                         int target, ptrdiff_t target_disp, int target_count,
                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win)
 {
-    rma_args a;
-    if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
-    int rc = prepare(&a, false, origin_addr, origin_count, origin_dt, target, target_disp,
-                     target_count, target_dt, win);
-    return OMPI_SUCCESS != rc ? rc : run(&a, NULL);
+    return move(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+                target_dt, win, NULL);
 }
 
 int ompi_osc_fabric_rput(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
@@ -116,10 +110,8 @@ int ompi_osc_fabric_rput(const void *origin_addr, int origin_count, struct ompi_
                          struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
                          struct ompi_request_t **request)
 {
-    rma_args a;
-    int rc = prepare(&a, true, origin_addr, origin_count, origin_dt, target, target_disp,
-                     target_count, target_dt, win);
-    return OMPI_SUCCESS != rc ? rc : ompi_osc_fabric_request_start(win, target, run, &a, request);
+    return move(true, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+                target_dt, win, request);
 }
 
 int ompi_osc_fabric_rget(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
@@ -127,8 +119,6 @@ int ompi_osc_fabric_rget(void *origin_addr, int origin_count, struct ompi_dataty
                          struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
                          struct ompi_request_t **request)
 {
-    rma_args a;
-    int rc = prepare(&a, false, origin_addr, origin_count, origin_dt, target, target_disp,
-                     target_count, target_dt, win);
-    return OMPI_SUCCESS != rc ? rc : ompi_osc_fabric_request_start(win, target, run, &a, request);
+    return move(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+                target_dt, win, request);
 }

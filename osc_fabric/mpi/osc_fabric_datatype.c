@@ -1,0 +1,128 @@
+/*
+ * Datatypes to byte ranges. A (buffer, count, datatype) becomes a list of contiguous
+ * pieces with Open MPI's convertor (opal_convertor_raw); the pieces of the origin, the
+ * target (and the result of a get_accumulate) are then cut at each other's boundaries
+ * so that each engine segment is contiguous on every side. Type signatures that
+ * describe different amounts of data are MPI_ERR_ARG, never a partial transfer.
+ */
+#include "osc_fabric.h"
+
+#include <stdlib.h>
+
+#include "ompi/datatype/ompi_datatype.h"
+#include "opal/datatype/opal_convertor.h"
+#include "opal/util/output.h"
+
+void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p)
+{
+    if (p->v != p->inline_v) free(p->v);
+    p->v = p->inline_v;
+    p->n = 0;
+}
+
+static int push(ompi_osc_fabric_pieces *p, char *base, size_t len)
+{
+    if (0 == len) return OMPI_SUCCESS;
+    /* Merge with the previous piece when they touch: fewer, larger fabric operations. */
+    if (p->n && (char *) p->v[p->n - 1].iov_base + p->v[p->n - 1].iov_len == base) {
+        p->v[p->n - 1].iov_len += len;
+        return OMPI_SUCCESS;
+    }
+    if (p->n == p->cap) {
+        size_t cap = p->cap * 2;
+        struct iovec *v = malloc(cap * sizeof(*v));
+        if (NULL == v) return OMPI_ERR_OUT_OF_RESOURCE;
+        memcpy(v, p->v, p->n * sizeof(*v));
+        if (p->v != p->inline_v) free(p->v);
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n].iov_base = base;
+    p->v[p->n].iov_len = len;
+    p->n++;
+    return OMPI_SUCCESS;
+}
+
+int ompi_osc_fabric_pieces_one(void *base, size_t len, ompi_osc_fabric_pieces *out)
+{
+    out->v = out->inline_v;
+    out->n = 0;
+    out->cap = sizeof(out->inline_v) / sizeof(out->inline_v[0]);
+    out->bytes = len;
+    return push(out, base, len);
+}
+
+int ompi_osc_fabric_pieces_of(ompi_datatype_t *dt, int count, const void *base,
+                              ompi_osc_fabric_pieces *out)
+{
+    if (count < 0) return OMPI_ERR_BAD_PARAM;
+    size_t type_size = 0;
+    ompi_datatype_type_size(dt, &type_size);
+    ptrdiff_t lb = 0, extent = 0;
+    ompi_datatype_get_true_extent(dt, &lb, &extent);
+    if (0 == type_size * (size_t) count || ompi_datatype_is_contiguous_memory_layout(dt, count)) {
+        return ompi_osc_fabric_pieces_one((char *) base + lb, type_size * (size_t) count, out);
+    }
+    ompi_osc_fabric_pieces_one(NULL, 0, out);
+    out->bytes = type_size * (size_t) count;
+    opal_convertor_t conv;
+    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    int rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super,
+                                                      (size_t) count, base, 0, &conv);
+    int done = 0;
+    while (OMPI_SUCCESS == rc && !done) {
+        struct iovec iov[32];
+        uint32_t n = 32;
+        size_t max_data = 0;
+        done = opal_convertor_raw(&conv, iov, &n, &max_data);
+        if (done < 0) {
+            rc = OMPI_ERROR;
+            break;
+        }
+        for (uint32_t i = 0; OMPI_SUCCESS == rc && i < n; i++) {
+            rc = push(out, iov[i].iov_base, iov[i].iov_len);
+        }
+    }
+    OBJ_DESTRUCT(&conv);
+    if (OMPI_SUCCESS != rc) ompi_osc_fabric_pieces_free(out);
+    return rc;
+}
+
+int ompi_osc_fabric_cut(ompi_osc_fabric_pieces *const sides[], int nsides, size_t unit,
+                        ompi_osc_fabric_cut_fn emit, void *arg)
+{
+    size_t idx[3] = {0, 0, 0}, used[3] = {0, 0, 0};
+    const ompi_osc_fabric_pieces *first = sides[0];
+    for (int s = 1; s < nsides; s++) {
+        if (sides[s]->bytes != first->bytes) {
+            opal_output_verbose(1, mca_osc_fabric_component.output,
+                                "osc/fabric: the datatypes describe %zu and %zu bytes", first->bytes,
+                                sides[s]->bytes);
+            return OMPI_ERR_BAD_PARAM;
+        }
+    }
+    for (;;) {
+        size_t step = SIZE_MAX;
+        for (int s = 0; s < nsides; s++) {
+            if (idx[s] == sides[s]->n) return OMPI_SUCCESS; /* same totals: all end together */
+            size_t left = sides[s]->v[idx[s]].iov_len - used[s];
+            if (left < step) step = left;
+        }
+        if (step % unit) {
+            opal_output_verbose(1, mca_osc_fabric_component.output,
+                                "osc/fabric: a datatype splits an element (%zu-byte piece)", step);
+            return MPI_ERR_TYPE;
+        }
+        char *at[3] = {NULL, NULL, NULL};
+        for (int s = 0; s < nsides; s++) at[s] = (char *) sides[s]->v[idx[s]].iov_base + used[s];
+        int rc = emit(arg, at, step);
+        if (OMPI_SUCCESS != rc) return rc;
+        for (int s = 0; s < nsides; s++) {
+            used[s] += step;
+            if (used[s] == sides[s]->v[idx[s]].iov_len) {
+                idx[s]++;
+                used[s] = 0;
+            }
+        }
+    }
+}
