@@ -97,6 +97,9 @@ enum {
 /* Parses "none" or a comma-separated subset of rar,raw,war,waw (case-sensitive, as the
  * standard spells them, blanks around items allowed). OSCF_ERR_INFO if malformed. */
 int oscf_parse_accumulate_ordering(const char *value, unsigned *bits);
+/* accumulate_ops: "same_op_no_op" (default) or "same_op"; *same_op_only set to 1 for
+ * the latter. OSCF_ERR_INFO if malformed. */
+int oscf_parse_accumulate_ops(const char *value, unsigned *same_op_only);
 /* Formats bits the way MPI_Win_get_info reports them; buf of at least 32 bytes. */
 void oscf_format_accumulate_ordering(unsigned bits, char *buf, size_t len);
 

@@ -53,6 +53,18 @@ extern "C" int oscf_parse_accumulate_ordering(const char *value, unsigned *bits)
     return OSCF_OK;
 }
 
+extern "C" int oscf_parse_accumulate_ops(const char *value, unsigned *same_op_only) {
+    if (!value || !same_op_only) return OSCF_ERR_ARG;
+    std::string v(value);
+    if (v == "same_op_no_op" || v == "same_op") {
+        // Our paths are chosen per type, not per op, so either promise is kept as given.
+        *same_op_only = v == "same_op";
+        return OSCF_OK;
+    }
+    oscf::log(1, "accumulate_ops: '%s' is not same_op or same_op_no_op", value);
+    return OSCF_ERR_INFO;
+}
+
 extern "C" void oscf_format_accumulate_ordering(unsigned bits, char *buf, size_t len) {
     if (!buf || len == 0) return;
     std::string s;

@@ -19,6 +19,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/osc/osc.h"
 #include "ompi/win/win.h"
+#include "opal/util/info.h"
 
 #include "osc_fabric/engine.h"
 
@@ -40,7 +41,9 @@ typedef struct ompi_osc_fabric_module_t {
     ompi_osc_base_module_t super;
     oscf_win *win;
     ompi_communicator_t *comm; /* private duplicate for our collectives */
-    char accumulate_ordering[32]; /* as MPI_Win_get_info reports it */
+    /* The info keys we honour (osc_fabric_info.c), as MPI_Win_get_info reports them. */
+#define OMPI_OSC_FABRIC_INFO_KEYS 5
+    char info[OMPI_OSC_FABRIC_INFO_KEYS][OPAL_MAX_INFO_VAL + 1];
 } ompi_osc_fabric_module_t;
 
 OMPI_DECLSPEC extern ompi_osc_fabric_component_t mca_osc_fabric_component;
@@ -133,7 +136,8 @@ int ompi_osc_fabric_flush_local_all(struct ompi_win_t *win);
 
 /* _info.c: reads the info keys we honour at creation and subscribes them so
  * MPI_Win_get_info reports them. */
-int ompi_osc_fabric_read_info(struct opal_info_t *info, unsigned *accumulate_ordering);
+int ompi_osc_fabric_read_info(struct opal_info_t *info, ompi_osc_fabric_module_t *module,
+                              unsigned *accumulate_ordering);
 int ompi_osc_fabric_subscribe_info(struct ompi_win_t *win, ompi_osc_fabric_module_t *module);
 
 /* _request.c: runs op(op_arg, notify) as a request-based operation and returns its

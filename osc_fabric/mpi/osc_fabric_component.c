@@ -245,7 +245,7 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
         .comm_size = ompi_comm_size(module->comm),
     };
     void *local_base = NULL;
-    rc = ompi_osc_fabric_read_info(info, &params.accumulate_ordering);
+    rc = ompi_osc_fabric_read_info(info, module, &params.accumulate_ordering);
     if (OMPI_SUCCESS == rc) {
         rc = ompi_osc_fabric_status(oscf_win_create(c->engine, &params, &module->win, &local_base));
     }
@@ -271,8 +271,6 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
 
     if (MPI_WIN_FLAVOR_ALLOCATE == flavor) *(void **) base = local_base;
     *model = MPI_WIN_UNIFIED;
-    oscf_format_accumulate_ordering(params.accumulate_ordering, module->accumulate_ordering,
-                                    sizeof module->accumulate_ordering);
     ompi_osc_fabric_subscribe_info(win, module);
     ompi_osc_fabric_window_added();
     opal_output_verbose(10, c->output, "osc/fabric: window of %zu bytes on %d ranks over %s", size,

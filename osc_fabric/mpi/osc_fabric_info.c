@@ -1,45 +1,85 @@
 /*
  * Info keys. Open MPI's core reads only its own "accumulate_order"; the standard's
- * "accumulate_ordering" is ours to parse (the engine does, see engine/info.cpp). Every
- * key we honour is subscribed, so MPI_Win_get_info reports the value in force and
- * MPI_Win_set_info cannot change what is fixed at creation.
+ * keys are ours to read. Every key we honour is subscribed, so MPI_Win_get_info
+ * reports the value in force; all are fixed at window creation, so MPI_Win_set_info
+ * keeps that value (the standard lets an implementation ignore a changed hint).
+ * Values are parsed by the engine (engine/info.cpp), where they are unit tested.
  */
 #include "osc_fabric.h"
+
+#include <stdio.h>
+#include <string.h>
 
 #include "opal/util/info.h"
 #include "opal/util/info_subscriber.h"
 #include "opal/util/output.h"
 
-int ompi_osc_fabric_read_info(struct opal_info_t *info, unsigned *accumulate_ordering)
+typedef int (*parse_fn)(const char *value, unsigned *out);
+
+static int parse_bool(const char *value, unsigned *out)
 {
-    char value[OPAL_MAX_INFO_VAL + 1];
-    int flag = 0;
-    *accumulate_ordering = OSCF_ORDER_DEFAULT;
-    if (NULL == info) return OMPI_SUCCESS;
-    opal_info_get(info, "accumulate_ordering", OPAL_MAX_INFO_VAL, value, &flag);
-    if (!flag) return OMPI_SUCCESS;
-    int rc = oscf_parse_accumulate_ordering(value, accumulate_ordering);
-    if (OSCF_OK != rc) {
-        opal_output_verbose(1, mca_osc_fabric_component.output,
-                            "osc/fabric: accumulate_ordering \"%s\" is not \"none\" or a list of "
-                            "rar, raw, war, waw", value);
-    }
-    return ompi_osc_fabric_status(rc);
+    if (0 == strcmp(value, "true")) *out = 1;
+    else if (0 == strcmp(value, "false")) *out = 0;
+    else return OSCF_ERR_INFO;
+    return OSCF_OK;
 }
 
-/* accumulate_ordering is fixed at creation: whatever MPI_Win_set_info asks, the value
- * in force stays. */
-static char *accumulate_ordering_changed(opal_infosubscriber_t *obj, char *key, char *value)
+static const struct {
+    const char *key;
+    const char *fallback; /* reported when the user gave none */
+    parse_fn parse;
+} keys[OMPI_OSC_FABRIC_INFO_KEYS] = {
+    {"accumulate_ordering", "rar,raw,war,waw", oscf_parse_accumulate_ordering},
+    {"accumulate_ops", "same_op_no_op", oscf_parse_accumulate_ops},
+    {"no_locks", "false", parse_bool},
+    {"same_size", "false", parse_bool},
+    {"same_disp_unit", "false", parse_bool},
+};
+
+int ompi_osc_fabric_read_info(struct opal_info_t *info, ompi_osc_fabric_module_t *module,
+                              unsigned *accumulate_ordering)
 {
-    (void) key;
-    (void) value;
+    for (int k = 0; k < OMPI_OSC_FABRIC_INFO_KEYS; k++) {
+        char value[OPAL_MAX_INFO_VAL + 1];
+        int flag = 0;
+        unsigned parsed = 0;
+        if (NULL != info) opal_info_get(info, keys[k].key, OPAL_MAX_INFO_VAL, value, &flag);
+        if (!flag) {
+            strncpy(value, keys[k].fallback, sizeof value - 1);
+            value[sizeof value - 1] = '\0';
+        }
+        if (OSCF_OK != keys[k].parse(value, &parsed)) {
+            opal_output_verbose(1, mca_osc_fabric_component.output,
+                                "osc/fabric: info %s=\"%s\" is not a valid value", keys[k].key, value);
+            return MPI_ERR_INFO_VALUE;
+        }
+        if (0 == k) {
+            *accumulate_ordering = parsed;
+            /* Report the canonical spelling of what is in force. */
+            oscf_format_accumulate_ordering(parsed, value, sizeof value);
+        }
+        /* Valid values are short (the longest is "rar,raw,war,waw"). */
+        snprintf(module->info[k], sizeof module->info[k], "%s", value);
+    }
+    return OMPI_SUCCESS;
+}
+
+static char *value_in_force(opal_infosubscriber_t *obj, char *key, char *value)
+{
     struct ompi_win_t *win = (struct ompi_win_t *) obj;
     ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *) win->w_osc_module;
-    return module->accumulate_ordering;
+    for (int k = 0; NULL != module && k < OMPI_OSC_FABRIC_INFO_KEYS; k++) {
+        if (0 == strcmp(key, keys[k].key)) return module->info[k];
+    }
+    return value;
 }
 
 int ompi_osc_fabric_subscribe_info(struct ompi_win_t *win, ompi_osc_fabric_module_t *module)
 {
-    return opal_infosubscribe_subscribe(&win->super, "accumulate_ordering",
-                                        module->accumulate_ordering, accumulate_ordering_changed);
+    for (int k = 0; k < OMPI_OSC_FABRIC_INFO_KEYS; k++) {
+        int rc = opal_infosubscribe_subscribe(&win->super, (char *) keys[k].key, module->info[k],
+                                              value_in_force);
+        if (OMPI_SUCCESS != rc) return rc;
+    }
+    return OMPI_SUCCESS;
 }

@@ -136,9 +136,9 @@ static inline int check_finish(void)
 /*
  * Deterministic byte patterns.  pattern_seed() mixes the identifying
  * numbers (origin, target, size, round, ...) so that buffers written for
- * different purposes differ; pattern_byte() never repeats with period 256
- * and consecutive bytes always differ, so shifted, truncated, stale or
- * misdirected data is detected.
+ * different purposes differ; in pattern_byte() neighbouring bytes of a
+ * 256-byte page always differ and pages differ from each other, so
+ * shifted, truncated, stale or misdirected data is detected.
  */
 static inline uint32_t pattern_seed(uint32_t a, uint32_t b, uint32_t c,
                                     uint32_t d)
@@ -161,19 +161,31 @@ static inline unsigned char pattern_byte(uint32_t seed, size_t i)
     return (unsigned char)(seed + (uint32_t)i * step + (uint32_t)(i >> 8) * page);
 }
 
+/* The loops below compute pattern_byte() incrementally, 256 bytes per
+ * page, so they stay cheap even in unoptimized (-O0) test builds. */
 static inline void pattern_fill(unsigned char *buf, size_t len, uint32_t seed)
 {
-    for (size_t i = 0; i < len; i++)
-        buf[i] = pattern_byte(seed, i);
+    uint32_t step = (seed >> 8) | 1u;
+    for (size_t start = 0; start < len; start += 256) {
+        uint32_t v = (uint32_t)pattern_byte(seed, start);
+        size_t end = len - start < 256 ? len : start + 256;
+        for (size_t i = start; i < end; i++, v += step)
+            buf[i] = (unsigned char)v;
+    }
 }
 
 /* Index of the first byte differing from the pattern, or len if none. */
 static inline size_t pattern_mismatch(const unsigned char *buf, size_t len,
                                       uint32_t seed)
 {
-    for (size_t i = 0; i < len; i++)
-        if (buf[i] != pattern_byte(seed, i))
-            return i;
+    uint32_t step = (seed >> 8) | 1u;
+    for (size_t start = 0; start < len; start += 256) {
+        uint32_t v = (uint32_t)pattern_byte(seed, start);
+        size_t end = len - start < 256 ? len : start + 256;
+        for (size_t i = start; i < end; i++, v += step)
+            if (buf[i] != (unsigned char)v)
+                return i;
+    }
     return len;
 }
 

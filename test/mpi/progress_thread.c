@@ -1,0 +1,58 @@
+/*
+ * Passive target without the target: rank 0 computes outside MPI for BUSY seconds
+ * while every other rank locks it, puts, gets and unlocks. Run with
+ * OMPI_MCA_osc_fabric_progress_thread=1 the origins must finish well before rank 0
+ * comes back into MPI (each origin's epoch under half of BUSY), and the data must be
+ * right. Without the thread the same program shows the origins waiting for the target.
+ *   progress_thread [BUSY_SECONDS]   (default 2)
+ */
+#include <mpi.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const double busy = argc > 1 ? atof(argv[1]) : 2.0;
+    const char *thread = getenv("OMPI_MCA_osc_fabric_progress_thread");
+    const int expect_fast = thread && atoi(thread) != 0;
+
+    long *mem;
+    MPI_Win win;
+    MPI_Win_allocate((MPI_Aint) (size * sizeof(long)), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                     &win);
+    for (int i = 0; i < size; i++) mem[i] = -1;
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    double epoch = 0;
+    if (0 == rank) {
+        /* Compute, touching no MPI and no memory the origins use. */
+        volatile double x = 0;
+        double t0 = MPI_Wtime();
+        while (MPI_Wtime() - t0 < busy) x += 1e-9;
+    } else {
+        long v = 1000 + rank, back = 0;
+        double t0 = MPI_Wtime();
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Put(&v, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win);
+        MPI_Win_flush(0, win);
+        MPI_Get(&back, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win);
+        MPI_Win_unlock(0, win);
+        epoch = MPI_Wtime() - t0;
+        CHECK(back == v, "read back %ld, wrote %ld", back, v);
+        if (expect_fast)
+            CHECK(epoch < busy / 2, "lock/put/get/unlock took %.3f s while the target computed %.1f s",
+                  epoch, busy);
+        printf("rank %d: epoch on a computing target took %.6f s (progress thread %s)\n", rank, epoch,
+               expect_fast ? "on" : "off");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (0 == rank)
+        for (int o = 1; o < size; o++) CHECK(mem[o] == 1000 + o, "slot %d holds %ld", o, mem[o]);
+    MPI_Win_free(&win);
+    return check_finish();
+}
