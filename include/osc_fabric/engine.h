@@ -32,6 +32,7 @@ typedef enum oscf_status {
     OSCF_ERR_RMA_FLAVOR = -10,  /* operation not valid for this window flavor */
     OSCF_ERR_OP = -11,          /* reduction not allowed for the datatype */
     OSCF_ERR_INFO = -12,        /* malformed info value */
+    OSCF_ERR_RMA_ATTACH = -13,  /* overlapping attach, detach of an unknown region */
 } oscf_status;
 
 /* Human-readable name of a status, for log messages. */
@@ -71,7 +72,11 @@ int oscf_engine_progress(oscf_engine *eng);
 
 /* ---- windows ---------------------------------------------------------------------- */
 
-typedef enum oscf_win_flavor { OSCF_FLAVOR_CREATE = 1, OSCF_FLAVOR_ALLOCATE = 2 } oscf_win_flavor;
+typedef enum oscf_win_flavor {
+    OSCF_FLAVOR_CREATE = 1,
+    OSCF_FLAVOR_ALLOCATE = 2,
+    OSCF_FLAVOR_DYNAMIC = 3, /* no memory at creation; target_disp is an address */
+} oscf_win_flavor;
 
 typedef struct oscf_win_params {
     oscf_win_flavor flavor;
@@ -129,6 +134,12 @@ typedef struct oscf_notify {
     oscf_done_fn fn;
     void *arg;
 } oscf_notify;
+
+/* Dynamic windows: expose [base, base+size) until detached. Any number of regions;
+ * overlapping an attached region, or detaching a base that is not attached, is
+ * OSCF_ERR_RMA_ATTACH. Origins find regions without the target's help. */
+int oscf_win_attach(oscf_win *win, void *base, size_t size);
+int oscf_win_detach(oscf_win *win, const void *base);
 
 /* Contiguous data movement of len bytes to/from the target's window at
  * target_disp * (the target's disp_unit) + byte_offset. The engine knows every peer's

@@ -21,15 +21,10 @@
 using namespace oscf;
 
 int oscf_win::target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset,
-                           const char *what, uint64_t *byte_offset) {
+                           const char *what, Where *w) {
     int rc = begin_access(lk, target, what);
-    if (rc) return rc;
-    const Peer &p = peers_[static_cast<size_t>(target)];
-    if (len == 0) {
-        *byte_offset = 0;
-        return OSCF_OK;
-    }
-    return target_offset(disp, p.disp_unit, offset, len, p.size, target, what, byte_offset);
+    if (rc || len == 0) return rc;
+    return resolve(lk, target, disp, offset, len, what, w);
 }
 
 int oscf_win::order_accumulate(Guard &lk, Peer &p, oscf_acc_path path) {
@@ -41,15 +36,14 @@ int oscf_win::order_accumulate(Guard &lk, Peer &p, oscf_acc_path path) {
 }
 
 void oscf_win::apply_local(const char *origin, char *result, size_t count, oscf_type type,
-                           oscf_op op, uint64_t offset) {
-    char *target = static_cast<char *>(base_) + offset;
+                           oscf_op op, char *target) {
     if (result) std::memmove(result, target, count * type_size(type));
     apply_reduction(op, type, target, origin, count);
     ++stats.am_local;
 }
 
 int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t count,
-                          oscf_type type, oscf_op op, uint64_t offset, OpScope &scope) {
+                          oscf_type type, oscf_op op, const Where &w, OpScope &scope) {
     const size_t size = type_size(type);
     const size_t per_op = std::min(eng_.caps.max_count(type), fab().limits().max_msg_size / size);
     const auto dt = static_cast<fi_datatype>(fi_type_of(type));
@@ -60,7 +54,7 @@ int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t coun
         // buffer of the right shape.
         const char *src = origin ? origin + done * size : result + done * size;
         fi_ioc ioc{const_cast<char *>(src), n};
-        fi_rma_ioc rioc{remote_addr(p, offset + done * size), n, p.key};
+        fi_rma_ioc rioc{w.remote + done * size, n, w.key};
         fi_msg_atomic msg{};
         msg.msg_iov = &ioc;
         msg.iov_count = 1;
@@ -74,7 +68,7 @@ int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t coun
         if (result) {
             rc = progress().post("fi_fetch_atomic", [&] {
                 return fi_fetch_atomic(fab().ep(), src, n, nullptr, result + done * size, nullptr,
-                                       p.addr, rioc.addr, p.key, dt, fop, msg.context);
+                                       p.addr, rioc.addr, rioc.key, dt, fop, msg.context);
             });
         } else {
             // No FI_INJECT here: injected atomics asking for delivery completion never
@@ -93,6 +87,7 @@ int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t coun
 
 int oscf_win::post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
                       oscf_op op, uint64_t offset, OpScope &scope) {
+    // offset: where the owner finds the data (Where::am_offset).
     const size_t size = type_size(type);
     const size_t per_msg = kAmMaxPayload / size;
     for (size_t done = 0; done < count;) {
@@ -136,31 +131,31 @@ int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, si
             rc = usage_error(OSCF_ERR_ARG, "accumulate without origin data");
             break;
         }
-        uint64_t off = 0;
+        Where w;
         rc = target_range(lk, target, sg.count * type_size(type), disp, sg.target_offset,
-                          sg.result ? "get_accumulate" : "accumulate", &off);
+                          sg.result ? "get_accumulate" : "accumulate", &w);
         // Nothing to move: an empty segment, or a NO_OP that fetches nothing.
         if (rc == OSCF_OK && sg.count && (op != OSCF_OP_NO_OP || sg.result))
             rc = post_accumulate(lk, target, static_cast<const char *>(sg.origin),
-                                 static_cast<char *>(sg.result), sg.count, type, op, off, scope);
+                                 static_cast<char *>(sg.result), sg.count, type, op, w, scope);
     }
     return finish(lk, scope, rc);
 }
 
 int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
-                              oscf_type type, oscf_op op, uint64_t off, OpScope &scope) {
+                              oscf_type type, oscf_op op, const Where &w, OpScope &scope) {
     Peer &p = peers_[static_cast<size_t>(target)];
     const oscf_acc_path path = eng_.caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
     int rc = order_accumulate(lk, p, path);
     if (rc) return rc;
-    if (path == OSCF_PATH_NATIVE) return post_native(p, origin, result, count, type, op, off, scope);
+    if (path == OSCF_PATH_NATIVE) return post_native(p, origin, result, count, type, op, w, scope);
     // Emulated updates to ourselves are applied here, under the same engine lock the
     // handler for remote origins holds: that is what makes them atomic with each other.
     if (target == rank_) {
-        apply_local(origin, result, count, type, op, off);
+        apply_local(origin, result, count, type, op, w.local);
         return OSCF_OK;
     }
-    return post_am(p, origin, result, count, type, op, off, scope);
+    return post_am(p, origin, result, count, type, op, w.am_offset, scope);
 }
 
 int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,
@@ -169,8 +164,8 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
         return usage_error(OSCF_ERR_OP, "compare-and-swap is not defined for type %d", type);
     if (!origin || !compare || !result) return OSCF_ERR_ARG;
     const size_t size = type_size(type);
-    uint64_t off = 0;
-    int rc = target_range(lk, target, size, disp, offset, "compare_and_swap", &off);
+    Where w;
+    int rc = target_range(lk, target, size, disp, offset, "compare_and_swap", &w);
     if (rc) return rc;
     Peer &p = peers_[static_cast<size_t>(target)];
     const oscf_acc_path path = eng_.caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
@@ -179,7 +174,7 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
         const auto dt = static_cast<fi_datatype>(fi_type_of(type));
         rc = progress().post("fi_compare_atomic", [&] {
             return fi_compare_atomic(fab().ep(), origin, 1, nullptr, compare, nullptr, result,
-                                     nullptr, p.addr, remote_addr(p, off), p.key, dt, FI_CSWAP,
+                                     nullptr, p.addr, w.remote, w.key, dt, FI_CSWAP,
                                      &p.acc);
         });
         if (rc) return rc;
@@ -188,7 +183,7 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
         return OSCF_OK;
     }
     if (target == rank_) {
-        char *t = static_cast<char *>(base_) + off;
+        char *t = w.local;
         std::memmove(result, t, size);
         apply_compare_swap(type, t, origin, compare);
         ++stats.am_local;
@@ -202,7 +197,7 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
     h.count = 1;
     h.origin_rank = static_cast<uint32_t>(rank_);
     h.window_id = p.am_window_id;
-    h.offset = off;
+    h.offset = w.am_offset;
     h.token = eng_.am->new_request(&p.acc, result, size);
     p.acc.on_post();
     rc = eng_.am->send(p.addr, h, origin, size, compare, size);
@@ -222,12 +217,20 @@ int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, ui
     const auto op = static_cast<oscf_op>(h.op);
     const size_t size = type_size(type);
     const size_t bytes = size * h.count;
-    // Lock words (lock.cpp) live in WindowState; everything else in window memory.
+    // Lock words (lock.cpp) live in WindowState; everything else in window memory, or
+    // for a dynamic window at an address inside an attached region.
     const bool state = (h.flags & kAmStateWord) != 0;
-    char *base = state ? reinterpret_cast<char *>(state_.get()) : static_cast<char *>(base_);
-    const size_t limit = state ? sizeof(WindowState) : bytes_;
-    if (bytes > kAmMaxPayload || h.offset > limit || bytes > limit - h.offset) return OSCF_ERR_RMA_RANGE;
-    char *t = base + h.offset;
+    if (bytes > kAmMaxPayload) return OSCF_ERR_RMA_RANGE;
+    char *t;
+    if (!state && flavor_ == OSCF_FLAVOR_DYNAMIC) {
+        if (!local_region(h.offset, bytes)) return OSCF_ERR_RMA_RANGE;
+        t = reinterpret_cast<char *>(h.offset);
+    } else {
+        char *base = state ? reinterpret_cast<char *>(state_.get()) : static_cast<char *>(base_);
+        const size_t limit = state ? sizeof(WindowState) : bytes_;
+        if (h.offset > limit || bytes > limit - h.offset) return OSCF_ERR_RMA_RANGE;
+        t = base + h.offset;
+    }
     const bool fetch = (h.flags & kAmFetch) != 0;
     if (h.opcode == kAmCompareSwap) {
         if (h.count != 1 || len != 2 * size || !cas_allowed(type)) return OSCF_ERR_ARG;

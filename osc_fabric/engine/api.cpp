@@ -147,6 +147,14 @@ int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t di
     return oscf_win_getv(win, target, &seg, 1, disp, notify);
 }
 
+int oscf_win_attach(oscf_win *win, void *base, size_t size) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) { return w.attach(lk, base, size); });
+}
+
+int oscf_win_detach(oscf_win *win, const void *base) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) { return w.detach(lk, base); });
+}
+
 int oscf_win_putv(oscf_win *win, int target, const oscf_segment *segs, size_t n, int64_t disp,
                   const oscf_notify *notify) {
     if (n && !segs) return OSCF_ERR_ARG;

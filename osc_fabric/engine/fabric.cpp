@@ -3,6 +3,7 @@
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -203,6 +204,23 @@ int Fabric::setup(info_ptr info) {
     limits_.send_after_send = (info_->tx_attr->msg_order & FI_ORDER_SAS) != 0;
     limits_.atomics_trusted = atomics_trusted(provider_);
     return OSCF_OK;
+}
+
+ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_t remote,
+                    uint64_t key, void *context, bool *injected) const {
+    iovec iov{local, len};
+    fi_rma_iov rma{remote, len, key};
+    fi_msg_rma msg{};
+    msg.msg_iov = &iov;
+    msg.iov_count = 1;
+    msg.addr = dest;
+    msg.rma_iov = &rma;
+    msg.rma_iov_count = 1;
+    msg.context = context;
+    if (!write) return fi_readmsg(ep_.get(), &msg, FI_COMPLETION);
+    const bool inject = len <= limits_.inject_size;
+    if (injected) *injected = inject;
+    return fi_writemsg(ep_.get(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE | (inject ? FI_INJECT : 0));
 }
 
 int Fabric::insert_address(const void *addr, size_t len, fi_addr_t *out) {

@@ -45,6 +45,13 @@ public:
     // Registers [buf, buf+len) for remote read/write/atomics.
     int register_memory(void *buf, size_t len, fid_ptr<fid_mr> &mr, uint64_t *key);
 
+    // Posts one contiguous RMA between local memory and (remote, key) at dest. Writes ask
+    // for delivery completion, since on tcp;ofi_rxm plain completion only means the data
+    // left us, and are injected when small (*injected says so). Returns the libfabric
+    // status; the caller handles -FI_EAGAIN (Progress::post).
+    ssize_t rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_t remote, uint64_t key,
+                void *context, bool *injected) const;
+
     fid_ep *ep() const { return ep_.get(); }
     fid_domain *domain() const { return domain_.get(); }
     fid_cq *cq() const { return cq_.get(); }

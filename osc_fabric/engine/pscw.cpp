@@ -11,7 +11,6 @@
 // Counting instead of flags lets a target post its next epoch before the origin has
 // even started the current one. MPI_MODE_NOCHECK on both post and start skips the
 // post notifications, as the standard allows when the user guarantees the order.
-#include <rdma/fi_rma.h>
 
 #include "window.h"
 
@@ -29,16 +28,8 @@ int oscf_win::write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value) {
     Peer &p = peers_[static_cast<size_t>(rank)];
     OpCounter done;
     int rc = progress().post("fi_writemsg (pscw)", [&] {
-        iovec iov{&value, sizeof value};
-        fi_rma_iov rma{p.state_base + offset, sizeof value, p.state_key};
-        fi_msg_rma msg{};
-        msg.msg_iov = &iov;
-        msg.iov_count = 1;
-        msg.addr = p.addr;
-        msg.rma_iov = &rma;
-        msg.rma_iov_count = 1;
-        msg.context = &done;
-        return fi_writemsg(fab().ep(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+        return fab().rma(true, &value, sizeof value, p.addr, p.state_base + offset, p.state_key, &done,
+                         nullptr);
     });
     if (rc) return rc;
     done.on_post();

@@ -4,7 +4,6 @@
 // only means the data left this process. Small writes add FI_INJECT so the origin
 // buffer is free at once. Accesses to ourselves are plain memory copies: the window
 // memory is ours, and MPI makes concurrent conflicting accesses erroneous anyway.
-#include <rdma/fi_rma.h>
 
 #include <algorithm>
 #include <cstring>
@@ -25,6 +24,26 @@ int oscf_win::target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, si
                            what, len, static_cast<long long>(disp), disp_unit, target,
                            static_cast<unsigned long long>(size));
     *out = static_cast<uint64_t>(start);
+    return OSCF_OK;
+}
+
+int oscf_win::resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_t len,
+                      const char *what, Where *w) {
+    if (flavor_ == OSCF_FLAVOR_DYNAMIC) {
+        // target_disp is an address at the target (disp_unit 1).
+        __int128 addr = static_cast<__int128>(disp) + offset;
+        if (addr < 0 || addr > static_cast<__int128>(UINT64_MAX))
+            return usage_error(OSCF_ERR_RMA_RANGE, "%s at a negative address", what);
+        return resolve_dynamic(lk, target, static_cast<uint64_t>(addr), len, what, w);
+    }
+    const Peer &p = peers_[static_cast<size_t>(target)];
+    uint64_t off = 0;
+    int rc = target_offset(disp, p.disp_unit, offset, len, p.size, target, what, &off);
+    if (rc) return rc;
+    w->remote = p.base + off;
+    w->key = p.key;
+    w->local = target == rank_ ? static_cast<char *>(base_) + off : nullptr;
+    w->am_offset = off;
     return OSCF_OK;
 }
 
@@ -57,39 +76,25 @@ int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, in
     int rc = begin_access(lk, target, what);
     if (rc || len == 0) return rc;
     Peer &p = peers_[static_cast<size_t>(target)];
-    uint64_t disp = 0;
-    if ((rc = target_offset(tdisp, p.disp_unit, offset, len, p.size, target, what, &disp)))
-        return rc;
+    Where w;
+    if ((rc = resolve(lk, target, tdisp, offset, len, what, &w))) return rc;
     char *local = static_cast<char *>(buf);
     if (target == rank_) {
-        char *mine = static_cast<char *>(base_) + disp;
-        std::memmove(write ? mine : local, write ? local : mine, len);
+        std::memmove(write ? w.local : local, write ? local : w.local, len);
         return OSCF_OK;
     }
     const ProviderLimits &lim = fab().limits();
     for (size_t done = 0; done < len;) {
         size_t n = std::min(len - done, lim.max_msg_size);
-        iovec iov{local + done, n};
-        fi_rma_iov rma{remote_addr(p, disp + done), n, p.key};
-        fi_msg_rma msg{};
-        msg.msg_iov = &iov;
-        msg.iov_count = 1;
-        msg.addr = p.addr;
-        msg.rma_iov = &rma;
-        msg.rma_iov_count = 1;
-        msg.context = scope.context();
-        uint64_t flags = FI_COMPLETION;
-        if (write) {
-            flags |= FI_DELIVERY_COMPLETE;
-            if (n <= lim.inject_size) flags |= FI_INJECT;
-            rc = progress().post("fi_writemsg", [&] { return fi_writemsg(fab().ep(), &msg, flags); });
-        } else {
-            rc = progress().post("fi_readmsg", [&] { return fi_readmsg(fab().ep(), &msg, flags); });
-        }
+        bool injected = false;
+        rc = progress().post(write ? "fi_writemsg" : "fi_readmsg", [&] {
+            return fab().rma(write, local + done, n, p.addr, w.remote + done, w.key, scope.context(),
+                             &injected);
+        });
         if (rc) return rc;
         scope.on_post();
         ++(write ? stats.puts : stats.gets);
-        if (flags & FI_INJECT) ++stats.injected;
+        if (injected) ++stats.injected;
         done += n;
     }
     return OSCF_OK;

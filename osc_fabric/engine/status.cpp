@@ -61,6 +61,9 @@ extern "C" const char *oscf_status_str(int status) {
     case OSCF_ERR_NO_PROVIDER: return "no usable libfabric provider";
     case OSCF_ERR_INTERNAL: return "internal error";
     case OSCF_ERR_RMA_FLAVOR: return "wrong window flavor";
+    case OSCF_ERR_OP: return "reduction not defined for the datatype";
+    case OSCF_ERR_INFO: return "malformed info value";
+    case OSCF_ERR_RMA_ATTACH: return "memory cannot be attached or detached";
     default: return "unknown status";
     }
 }

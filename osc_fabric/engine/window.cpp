@@ -54,6 +54,9 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
             base_ = owned_memory_.get();
         }
         break;
+    case OSCF_FLAVOR_DYNAMIC:
+        bytes_ = 0;  // memory comes with MPI_Win_attach (dynamic.cpp)
+        break;
     default:
         return usage_error(OSCF_ERR_RMA_FLAVOR, "unsupported window flavor %d", p.flavor);
     }
@@ -73,7 +76,10 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
         int rc = fab().register_memory(base_, bytes_, mr_, &mr_key_);
         if (rc) return rc;
     }
-    return fab().register_memory(state_.get(), sbytes, state_mr_, &state_key_);
+
+    int rc = fab().register_memory(state_.get(), sbytes, state_mr_, &state_key_);
+    if (rc == OSCF_OK && flavor_ == OSCF_FLAVOR_DYNAMIC) rc = publish_regions();
+    return rc;
 }
 
 void oscf_win::local_blob(WinBlob *b) const {

@@ -53,6 +53,10 @@ struct oscf_win {
     int lock_all(Guard &lk, int assert_bits);
     int unlock_all(Guard &lk);
 
+    // dynamic.cpp
+    int attach(Guard &lk, void *base, size_t size);
+    int detach(Guard &lk, const void *base);
+
     // rma.cpp
     // disp is in the target's disp_unit; each segment adds its byte offset.
     int put(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
@@ -89,6 +93,7 @@ private:
         uint64_t state_base = 0, state_key = 0;
         uint32_t disp_unit = 1;
         uint64_t am_window_id = 0;
+        std::vector<oscf::Region> regions;  // dynamic windows: cached copy of its table
         oscf::OpCounter ops;  // this origin's operations to this target
         oscf::OpCounter acc;  // the accumulates among them (child of ops)
         LockMode lock = LockMode::none;
@@ -112,6 +117,36 @@ private:
                          uint64_t *old);
     int lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare, uint64_t *old);
 
+    // Where one access lands: for the fabric (remote address and key), for ourselves
+    // (local pointer), and for active messages (the offset the owner resolves again).
+    struct Where {
+        uint64_t remote = 0;
+        uint64_t key = 0;
+        char *local = nullptr;
+        uint64_t am_offset = 0;
+    };
+    int resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, const char *what,
+                Where *w);
+
+    // dynamic.cpp
+    struct LocalRegion {
+        uintptr_t base;
+        size_t size;
+        oscf::fid_ptr<fid_mr> mr;
+        uint64_t key;
+    };
+    struct Table {
+        std::unique_ptr<char, void (*)(void *)> mem{nullptr, ::free};
+        oscf::fid_ptr<fid_mr> mr;
+        uint64_t key = 0;
+        size_t capacity = 0;
+    };
+    int publish_regions();
+    int resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what, Where *w);
+    int refresh_regions(Guard &lk, Peer &p);
+    int read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t addr, uint64_t key);
+    const LocalRegion *local_region(uint64_t addr, size_t len) const;
+
     // rma.cpp
     enum class Dir { read, write };
     int transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
@@ -121,23 +156,22 @@ private:
 
     // accumulate.cpp
     int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset,
-                     const char *what, uint64_t *byte_offset);
+                     const char *what, Where *w);
     int order_accumulate(Guard &lk, Peer &p, oscf_acc_path path);
     int post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
-                        oscf_type type, oscf_op op, uint64_t offset, oscf::OpScope &scope);
+                        oscf_type type, oscf_op op, const Where &w, oscf::OpScope &scope);
     int post_native(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
-                    oscf_op op, uint64_t offset, oscf::OpScope &scope);
+                    oscf_op op, const Where &w, oscf::OpScope &scope);
     int post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
                 oscf_op op, uint64_t offset, oscf::OpScope &scope);
     void apply_local(const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
-                     uint64_t offset);
+                     char *target);
 
     // flush.cpp
     int wait_idle(Guard &lk, oscf::OpCounter &c);
     // Ends an operation's scope (see request.h), waiting under lk if it must.
     int finish(Guard &lk, oscf::OpScope &scope, int rc);
 
-    uint64_t remote_addr(const Peer &p, uint64_t offset) const { return p.base + offset; }
 
     oscf_engine &eng_;
     oscf::Fabric &fab() const { return *eng_.fabric; }
@@ -177,4 +211,9 @@ private:
     std::vector<uint64_t> posts_sent_;     // posts sent to each origin
     std::vector<uint64_t> completes_expected_;  // completes due from each origin
     std::vector<uint64_t> completes_sent_;      // completes sent to each target
+
+    // Dynamic windows (dynamic.cpp).
+    std::vector<LocalRegion> regions_;  // attached, sorted by base
+    std::vector<Table> tables_;         // back() is published; older ones stay readable
+    uint64_t table_generation_ = 0;
 };

@@ -40,6 +40,25 @@ struct alignas(64) WindowState {
 };
 static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
 
+// Dynamic windows (dynamic.cpp): WindowState::reserved[0..2] hold where the owner's
+// region table is (remote address, key, capacity in entries). The table is a header,
+// `capacity` regions, and a trailing copy of the generation: a reader accepts a copy
+// whose two generations are equal and even (the owner makes them odd while editing).
+struct Region {
+    uint64_t base;  // the owner's virtual address (what MPI_Get_address gave the user)
+    uint64_t size;
+    uint64_t key;
+};
+struct RegionTableHeader {
+    uint64_t generation;
+    uint64_t count;
+};
+static_assert(sizeof(Region) == 24 && sizeof(RegionTableHeader) == 16, "wire format");
+constexpr size_t kTableAddrWord = 0, kTableKeyWord = 1, kTableCapacityWord = 2;
+constexpr size_t region_table_bytes(size_t capacity) {
+    return sizeof(RegionTableHeader) + capacity * sizeof(Region) + sizeof(uint64_t);
+}
+
 constexpr size_t state_bytes(size_t comm_size) { return sizeof(WindowState) + 2 * 8 * comm_size; }
 constexpr uint64_t post_seq_offset(size_t rank) { return sizeof(WindowState) + 8 * rank; }
 constexpr uint64_t complete_seq_offset(size_t comm_size, size_t rank) {

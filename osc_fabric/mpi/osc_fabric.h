@@ -156,6 +156,9 @@ typedef struct ompi_osc_fabric_pieces {
 } ompi_osc_fabric_pieces;
 int ompi_osc_fabric_pieces_of(struct ompi_datatype_t *dt, int count, const void *base,
                               ompi_osc_fabric_pieces *out);
+/* Makes room for one more element in an array that starts in inline storage and
+ * doubles on the heap. */
+int ompi_osc_fabric_grow(void **items, size_t n, size_t *cap, size_t elem_size, const void *inline_items);
 int ompi_osc_fabric_pieces_one(void *base, size_t len, ompi_osc_fabric_pieces *out);
 void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p);
 /* Walks up to three piece lists together, calling emit(arg, at[], len) for each stretch

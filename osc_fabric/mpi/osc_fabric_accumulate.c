@@ -138,15 +138,8 @@ typedef struct acc_args {
 static int add_segment(void *arg, char *at[], size_t len)
 {
     acc_args *a = arg;
-    if (a->n == a->cap) {
-        size_t cap = 2 * a->cap;
-        oscf_acc_segment *s = malloc(cap * sizeof(*s));
-        if (NULL == s) return OMPI_ERR_OUT_OF_RESOURCE;
-        memcpy(s, a->segs, a->n * sizeof(*s));
-        if (a->segs != a->inline_segs) free(a->segs);
-        a->segs = s;
-        a->cap = cap;
-    }
+    int rc = ompi_osc_fabric_grow((void **) &a->segs, a->n, &a->cap, sizeof(*a->segs), a->inline_segs);
+    if (OMPI_SUCCESS != rc) return rc;
     a->segs[a->n++] = (oscf_acc_segment){
         .origin = a->origin_side < 0 ? NULL : at[a->origin_side],
         .result = a->result_side < 0 ? NULL : at[a->result_side],

@@ -21,15 +21,8 @@ typedef struct rma_args {
 static int add_segment(void *arg, char *at[], size_t len)
 {
     rma_args *a = arg;
-    if (a->n == a->cap) {
-        size_t cap = 2 * a->cap;
-        oscf_segment *s = malloc(cap * sizeof(*s));
-        if (NULL == s) return OMPI_ERR_OUT_OF_RESOURCE;
-        memcpy(s, a->segs, a->n * sizeof(*s));
-        if (a->segs != a->inline_segs) free(a->segs);
-        a->segs = s;
-        a->cap = cap;
-    }
+    int rc = ompi_osc_fabric_grow((void **) &a->segs, a->n, &a->cap, sizeof(*a->segs), a->inline_segs);
+    if (OMPI_SUCCESS != rc) return rc;
     /* The target side was flattened from address 0: its "addresses" are offsets. */
     a->segs[a->n++] = (oscf_segment){.origin = at[0], .target_offset = (int64_t) (intptr_t) at[1], .len = len};
     return OMPI_SUCCESS;

@@ -189,7 +189,6 @@ static int component_query(struct ompi_win_t *win, void **base, size_t size, int
     ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
     if (!c->version_ok) return decline("running Open MPI differs from the build");
     if (MPI_WIN_FLAVOR_SHARED == flavor) return decline("shared windows are not supported yet");
-    if (MPI_WIN_FLAVOR_DYNAMIC == flavor) return decline("dynamic windows are not supported yet");
     int rc = ensure_engine();
     if (OSCF_OK != rc) return decline(oscf_status_str(rc));
     if (oscf_engine_node_local_only(c->engine) && ompi_group_have_remote_peers(comm->c_local_group)) {
@@ -237,7 +236,9 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
     }
 
     oscf_win_params params = {
-        .flavor = MPI_WIN_FLAVOR_ALLOCATE == flavor ? OSCF_FLAVOR_ALLOCATE : OSCF_FLAVOR_CREATE,
+        .flavor = MPI_WIN_FLAVOR_ALLOCATE == flavor  ? OSCF_FLAVOR_ALLOCATE
+                  : MPI_WIN_FLAVOR_DYNAMIC == flavor ? OSCF_FLAVOR_DYNAMIC
+                                                     : OSCF_FLAVOR_CREATE,
         .base = MPI_WIN_FLAVOR_CREATE == flavor ? *base : NULL,
         .size = size,
         .disp_unit = disp_unit,

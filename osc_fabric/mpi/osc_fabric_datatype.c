@@ -20,6 +20,18 @@ void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p)
     p->n = 0;
 }
 
+int ompi_osc_fabric_grow(void **items, size_t n, size_t *cap, size_t elem_size, const void *inline_items)
+{
+    if (n < *cap) return OMPI_SUCCESS;
+    void *grown = malloc(2 * *cap * elem_size);
+    if (NULL == grown) return OMPI_ERR_OUT_OF_RESOURCE;
+    memcpy(grown, *items, n * elem_size);
+    if (*items != inline_items) free(*items);
+    *items = grown;
+    *cap *= 2;
+    return OMPI_SUCCESS;
+}
+
 static int push(ompi_osc_fabric_pieces *p, char *base, size_t len)
 {
     if (0 == len) return OMPI_SUCCESS;
@@ -28,15 +40,8 @@ static int push(ompi_osc_fabric_pieces *p, char *base, size_t len)
         p->v[p->n - 1].iov_len += len;
         return OMPI_SUCCESS;
     }
-    if (p->n == p->cap) {
-        size_t cap = p->cap * 2;
-        struct iovec *v = malloc(cap * sizeof(*v));
-        if (NULL == v) return OMPI_ERR_OUT_OF_RESOURCE;
-        memcpy(v, p->v, p->n * sizeof(*v));
-        if (p->v != p->inline_v) free(p->v);
-        p->v = v;
-        p->cap = cap;
-    }
+    int rc = ompi_osc_fabric_grow((void **) &p->v, p->n, &p->cap, sizeof(*p->v), p->inline_v);
+    if (OMPI_SUCCESS != rc) return rc;
     p->v[p->n].iov_base = base;
     p->v[p->n].iov_len = len;
     p->n++;

@@ -1,7 +1,6 @@
 /*
  * The module function table, window teardown and the engine-status conversion.
- * Operations not built yet (PSCW, dynamic and shared windows) answer
- * MPI_ERR_UNSUPPORTED_OPERATION with a message.
+ * Shared windows are not built yet: the component declines that flavor.
  */
 #include "osc_fabric.h"
 
@@ -16,16 +15,15 @@ static int fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size, i
     return OMPI_ERR_RMA_SHARED;  /* only shared windows answer shared_query */
 }
 
+/* The engine answers MPI_ERR_RMA_FLAVOR for windows that are not dynamic. */
 static int fabric_attach(struct ompi_win_t *win, void *base, size_t size)
 {
-    (void) win; (void) base; (void) size;
-    return OMPI_ERR_RMA_FLAVOR;  /* only dynamic windows attach */
+    return ompi_osc_fabric_status(oscf_win_attach(ompi_osc_fabric_win(win), base, size));
 }
 
 static int fabric_detach(struct ompi_win_t *win, const void *base)
 {
-    (void) win; (void) base;
-    return OMPI_ERR_RMA_FLAVOR;
+    return ompi_osc_fabric_status(oscf_win_detach(ompi_osc_fabric_win(win), base));
 }
 
 const ompi_osc_base_module_t ompi_osc_fabric_module_template = {
@@ -79,6 +77,7 @@ int ompi_osc_fabric_status(int oscf_rc)
     case OSCF_ERR_NO_PROVIDER: return OMPI_ERR_NOT_AVAILABLE;
     case OSCF_ERR_OP: return MPI_ERR_OP;            /* MPI classes pass through unchanged */
     case OSCF_ERR_INFO: return MPI_ERR_INFO_VALUE;
+    case OSCF_ERR_RMA_ATTACH: return OMPI_ERR_RMA_ATTACH;
     case OSCF_ERR_FABRIC:
     case OSCF_ERR_INTERNAL:
     default: return OMPI_ERROR;

@@ -10,11 +10,13 @@
  *
  * Known results with Open MPI 4.1.4's own components (not test bugs):
  *  - osc/rdma cannot create an MPI_Win_create window on a one-process
- *    communicator (MPI_ERR_WIN; open-mpi/ompi#7892, #10726); one-process
- *    MPI_Win_allocate windows go to osc/sm, which checks neither epochs nor
- *    ranges (so np 1 reports many failures there);
- *  - osc/rdma grants a second MPI_Win_lock of a target already locked and
- *    leaks the extra shared count; MPI_Win_free under a lock succeeds.
+ *    communicator (MPI_ERR_WIN; open-mpi/ompi#7892, #10726).  One-process
+ *    MPI_Win_allocate windows go to osc/sm, which checks neither epochs
+ *    nor ranges; its unchecked out-of-range puts overrun the window's heap
+ *    block, so np 1 aborts later in MPI_Win_free;
+ *  - osc/rdma (np >= 2) grants a second shared MPI_Win_lock of a locked
+ *    target (and leaks the extra count), and MPI_Win_free under a lock
+ *    succeeds; everything else here passes.
  */
 #include "check.h"
 

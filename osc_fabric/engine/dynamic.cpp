@@ -1,0 +1,160 @@
+// Dynamic windows. Each attached region has its own registration; the owner keeps a
+// table of them in registered memory and publishes where it is in its WindowState.
+// An origin finds the region of an address by reading that table with fi_read (no
+// collective, no help from the owner) and caches it; a miss re-reads once, and an
+// address outside every region after that is MPI_ERR_RMA_RANGE. The table grows by
+// doubling; an outgrown table stays registered until the window is freed, so an origin
+// reading an old location still reads a consistent (if stale) copy and retries.
+
+#include <algorithm>
+#include <cstring>
+
+#include "window.h"
+
+using namespace oscf;
+
+namespace {
+constexpr size_t kInitialRegions = 16;
+constexpr int kReadAttempts = 100;  // torn copies while the owner edits; then give up
+}  // namespace
+
+const oscf_win::LocalRegion *oscf_win::local_region(uint64_t addr, size_t len) const {
+    for (const LocalRegion &r : regions_)
+        if (addr >= r.base && len <= r.size && addr - r.base <= r.size - len) return &r;
+    return nullptr;
+}
+
+// Writes the region list into the current table (growing it first if needed), with the
+// generation odd while it changes.
+int oscf_win::publish_regions() {
+    if (tables_.empty() || tables_.back().capacity < regions_.size()) {
+        Table t;
+        t.capacity = std::max(kInitialRegions, 2 * regions_.size());
+        const size_t bytes = region_table_bytes(t.capacity);
+        t.mem.reset(static_cast<char *>(std::calloc(1, bytes)));
+        if (!t.mem) return OSCF_ERR_NO_MEM;
+        int rc = fab().register_memory(t.mem.get(), bytes, t.mr, &t.key);
+        if (rc) return rc;
+        tables_.push_back(std::move(t));
+    }
+    Table &t = tables_.back();
+    auto *hdr = reinterpret_cast<volatile RegionTableHeader *>(t.mem.get());
+    auto *entries = reinterpret_cast<Region *>(t.mem.get() + sizeof(RegionTableHeader));
+    auto *trailer = reinterpret_cast<volatile uint64_t *>(t.mem.get() + region_table_bytes(t.capacity) - 8);
+    hdr->generation = ++table_generation_;  // odd: editing
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (size_t i = 0; i < regions_.size(); ++i)
+        entries[i] = Region{regions_[i].base, regions_[i].size, regions_[i].key};
+    hdr->count = regions_.size();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    *trailer = ++table_generation_;  // even: consistent
+    hdr->generation = table_generation_;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const bool virt = fab().limits().virt_addr;
+    state_->reserved[kTableAddrWord] = virt ? reinterpret_cast<uintptr_t>(t.mem.get()) : 0;
+    state_->reserved[kTableKeyWord] = t.key;
+    state_->reserved[kTableCapacityWord] = t.capacity;
+    return OSCF_OK;
+}
+
+int oscf_win::attach(Guard &, void *base, size_t size) {
+    if (flavor_ != OSCF_FLAVOR_DYNAMIC)
+        return usage_error(OSCF_ERR_RMA_FLAVOR, "MPI_Win_attach on a window that is not dynamic");
+    if (size == 0) return OSCF_OK;  // nothing can be accessed in it
+    if (!base) return usage_error(OSCF_ERR_ARG, "MPI_Win_attach of NULL");
+    const auto b = reinterpret_cast<uintptr_t>(base);
+    for (const LocalRegion &r : regions_)
+        if (b < r.base + r.size && r.base < b + size)
+            return usage_error(OSCF_ERR_RMA_ATTACH, "MPI_Win_attach of %zu bytes at %p overlaps an attached region",
+                               size, base);
+    LocalRegion r{b, size, {}, 0};
+    int rc = fab().register_memory(base, size, r.mr, &r.key);
+    if (rc) return rc;
+    auto at = std::lower_bound(regions_.begin(), regions_.end(), b,
+                               [](const LocalRegion &x, uintptr_t v) { return x.base < v; });
+    regions_.insert(at, std::move(r));
+    return publish_regions();
+}
+
+int oscf_win::detach(Guard &, const void *base) {
+    if (flavor_ != OSCF_FLAVOR_DYNAMIC)
+        return usage_error(OSCF_ERR_RMA_FLAVOR, "MPI_Win_detach on a window that is not dynamic");
+    const auto b = reinterpret_cast<uintptr_t>(base);
+    auto it = std::find_if(regions_.begin(), regions_.end(), [b](const LocalRegion &r) { return r.base == b; });
+    if (it == regions_.end())
+        return usage_error(OSCF_ERR_RMA_ATTACH, "MPI_Win_detach of %p, which is not attached", base);
+    regions_.erase(it);
+    return publish_regions();
+}
+
+int oscf_win::read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t addr, uint64_t key) {
+    OpCounter done;
+    int rc = progress().post("fi_readmsg (region table)", [&] {
+        return fab().rma(false, dst, len, p.addr, addr, key, &done, nullptr);
+    });
+    if (rc) return rc;
+    done.on_post();
+    rc = wait_idle(lk, done);
+    return rc ? rc : done.take_error();
+}
+
+int oscf_win::refresh_regions(Guard &lk, Peer &p) {
+    for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
+        WindowState st{};
+        int rc = read_remote(lk, p, &st, sizeof st, p.state_base, p.state_key);
+        if (rc) return rc;
+        const size_t capacity = st.reserved[kTableCapacityWord];
+        if (capacity == 0) {  // nothing ever attached
+            p.regions.clear();
+            return OSCF_OK;
+        }
+        std::vector<char> copy(region_table_bytes(capacity));
+        rc = read_remote(lk, p, copy.data(), copy.size(), st.reserved[kTableAddrWord],
+                         st.reserved[kTableKeyWord]);
+        if (rc) return rc;
+        RegionTableHeader hdr;
+        uint64_t trailer;
+        std::memcpy(&hdr, copy.data(), sizeof hdr);
+        std::memcpy(&trailer, copy.data() + copy.size() - 8, sizeof trailer);
+        if (hdr.generation != trailer || (hdr.generation & 1) || hdr.count > capacity) continue;
+        p.regions.resize(hdr.count);
+        std::memcpy(p.regions.data(), copy.data() + sizeof hdr, hdr.count * sizeof(Region));
+        return OSCF_OK;
+    }
+    return usage_error(OSCF_ERR_INTERNAL, "could not read a consistent region table");
+}
+
+int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what,
+                              Where *w) {
+    if (target == rank_) {
+        // Native atomics to ourselves still go through the fabric, so fill in all of it.
+        const LocalRegion *r = local_region(addr, len);
+        if (!r)
+            return usage_error(OSCF_ERR_RMA_RANGE, "%s of %zu bytes at address 0x%llx: not in an attached region",
+                               what, len, static_cast<unsigned long long>(addr));
+        w->remote = fab().limits().virt_addr ? addr : addr - r->base;
+        w->key = r->key;
+        w->local = reinterpret_cast<char *>(addr);
+        w->am_offset = addr;
+        return OSCF_OK;
+    }
+    Peer &p = peers_[static_cast<size_t>(target)];
+    auto find = [&]() -> const Region * {
+        for (const Region &r : p.regions)
+            if (addr >= r.base && len <= r.size && addr - r.base <= r.size - len) return &r;
+        return nullptr;
+    };
+    const Region *r = find();
+    if (!r) {  // attached since we last looked, or never: ask the owner's table
+        int rc = refresh_regions(lk, p);
+        if (rc) return rc;
+        r = find();
+    }
+    if (!r)
+        return usage_error(OSCF_ERR_RMA_RANGE, "%s of %zu bytes at address 0x%llx: not attached at rank %d",
+                           what, len, static_cast<unsigned long long>(addr), target);
+    w->remote = fab().limits().virt_addr ? addr : addr - r->base;
+    w->key = r->key;
+    w->am_offset = addr;
+    return OSCF_OK;
+}
