@@ -76,6 +76,7 @@ typedef enum oscf_win_flavor {
     OSCF_FLAVOR_CREATE = 1,
     OSCF_FLAVOR_ALLOCATE = 2,
     OSCF_FLAVOR_DYNAMIC = 3, /* no memory at creation; target_disp is an address */
+    OSCF_FLAVOR_SHARED = 4,  /* a slice of one shared-memory segment of the node */
 } oscf_win_flavor;
 
 typedef struct oscf_win_params {
@@ -88,7 +89,20 @@ typedef struct oscf_win_params {
     /* OSCF_ORDER_* bits from the accumulate_ordering info key (see
      * oscf_parse_accumulate_ordering); the MPI default is all four. */
     unsigned accumulate_ordering;
+    /* SHARED only: the segment every process of the window maps (shared_create on
+     * exactly one process, which must create it before the others open it), its total
+     * size and where this process's slice starts. */
+    const char *shared_name;
+    int shared_create;
+    size_t shared_total;
+    size_t shared_offset;
 } oscf_win_params;
+
+/* Removes a shared segment's name once every process has it mapped (the memory lives
+ * until the last window using it is freed). */
+int oscf_shared_unlink(const char *name);
+/* Start of the shared segment in this process (SHARED windows; NULL otherwise). */
+void *oscf_win_shared_segment(const oscf_win *win);
 
 /* accumulate_ordering: which orderings of accumulates from one origin to overlapping
  * locations of one target must hold (read-after-read, read-after-write, ...). */

@@ -147,6 +147,8 @@ int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t di
     return oscf_win_getv(win, target, &seg, 1, disp, notify);
 }
 
+void *oscf_win_shared_segment(const oscf_win *win) { return win ? win->shared_segment() : nullptr; }
+
 int oscf_win_attach(oscf_win *win, void *base, size_t size) {
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) { return w.attach(lk, base, size); });
 }

@@ -57,6 +57,12 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
     case OSCF_FLAVOR_DYNAMIC:
         bytes_ = 0;  // memory comes with MPI_Win_attach (dynamic.cpp)
         break;
+    case OSCF_FLAVOR_SHARED: {
+        int rc = map_shared(p);
+        if (rc) return rc;
+        base_ = bytes_ ? static_cast<char *>(shared_.addr) + p.shared_offset : nullptr;
+        break;
+    }
     default:
         return usage_error(OSCF_ERR_RMA_FLAVOR, "unsupported window flavor %d", p.flavor);
     }

@@ -81,6 +81,7 @@ struct oscf_win {
     int sync(Guard &lk);
 
     oscf_engine &engine() const { return eng_; }
+    void *shared_segment() const { return shared_.addr; }
 
     oscf_win_stats stats{};
 
@@ -183,6 +184,13 @@ private:
     size_t bytes_ = 0;
     int disp_unit_ = 1;
     std::unique_ptr<void, void (*)(void *)> owned_memory_{nullptr, ::free};
+    // SHARED windows: our mapping of the node's segment (shared.cpp).
+    struct Mapping {
+        void *addr = nullptr;
+        size_t len = 0;
+        ~Mapping();
+    } shared_;
+    int map_shared(const oscf_win_params &p);
     std::unique_ptr<oscf::WindowState, void (*)(void *)> state_{nullptr, ::free};
     oscf::fid_ptr<fid_mr> mr_;        // window memory (absent when bytes_ == 0)
     oscf::fid_ptr<fid_mr> state_mr_;  // WindowState

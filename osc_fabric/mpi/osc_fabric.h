@@ -42,8 +42,12 @@ typedef struct ompi_osc_fabric_module_t {
     oscf_win *win;
     ompi_communicator_t *comm; /* private duplicate for our collectives */
     /* The info keys we honour (osc_fabric_info.c), as MPI_Win_get_info reports them. */
-#define OMPI_OSC_FABRIC_INFO_KEYS 5
+#define OMPI_OSC_FABRIC_INFO_KEYS 6
+#define OMPI_OSC_FABRIC_INFO_NONCONTIG 5 /* index of alloc_shared_noncontig */
     char info[OMPI_OSC_FABRIC_INFO_KEYS][OPAL_MAX_INFO_VAL + 1];
+    /* Shared windows: every rank's slice, for MPI_Win_shared_query. */
+    size_t *shared_sizes, *shared_offsets;
+    int *shared_disp_units;
 } ompi_osc_fabric_module_t;
 
 OMPI_DECLSPEC extern ompi_osc_fabric_component_t mca_osc_fabric_component;
@@ -133,6 +137,12 @@ int ompi_osc_fabric_flush(int target, struct ompi_win_t *win);
 int ompi_osc_fabric_flush_all(struct ompi_win_t *win);
 int ompi_osc_fabric_flush_local(int target, struct ompi_win_t *win);
 int ompi_osc_fabric_flush_local_all(struct ompi_win_t *win);
+
+/* _shared.c: creates a shared window (MPI_Win_allocate_shared) collectively. */
+int ompi_osc_fabric_shared_create(ompi_osc_fabric_module_t *module, oscf_win_params *params,
+                                  void **base);
+int ompi_osc_fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size, int *disp_unit,
+                                 void *baseptr);
 
 /* _info.c: reads the info keys we honour at creation and subscribes them so
  * MPI_Win_get_info reports them. */

@@ -188,11 +188,13 @@ static int component_query(struct ompi_win_t *win, void **base, size_t size, int
     (void) win; (void) base; (void) size; (void) disp_unit; (void) info;
     ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
     if (!c->version_ok) return decline("running Open MPI differs from the build");
-    if (MPI_WIN_FLAVOR_SHARED == flavor) return decline("shared windows are not supported yet");
     int rc = ensure_engine();
     if (OSCF_OK != rc) return decline(oscf_status_str(rc));
     if (oscf_engine_node_local_only(c->engine) && ompi_group_have_remote_peers(comm->c_local_group)) {
         return decline("the provider reaches only this node and the communicator spans nodes");
+    }
+    if (MPI_WIN_FLAVOR_SHARED == flavor && ompi_group_have_remote_peers(comm->c_local_group)) {
+        return decline("MPI_Win_allocate_shared needs every process on one node");
     }
     return c->priority;
 }
@@ -238,6 +240,7 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
     oscf_win_params params = {
         .flavor = MPI_WIN_FLAVOR_ALLOCATE == flavor  ? OSCF_FLAVOR_ALLOCATE
                   : MPI_WIN_FLAVOR_DYNAMIC == flavor ? OSCF_FLAVOR_DYNAMIC
+                  : MPI_WIN_FLAVOR_SHARED == flavor  ? OSCF_FLAVOR_SHARED
                                                      : OSCF_FLAVOR_CREATE,
         .base = MPI_WIN_FLAVOR_CREATE == flavor ? *base : NULL,
         .size = size,
@@ -247,7 +250,11 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
     };
     void *local_base = NULL;
     rc = ompi_osc_fabric_read_info(info, module, &params.accumulate_ordering);
-    if (OMPI_SUCCESS == rc) {
+    if (MPI_WIN_FLAVOR_SHARED == flavor) {
+        /* Collective inside: every rank enters it, or none. */
+        rc = ompi_osc_fabric_agree(module->comm, rc);
+        if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_shared_create(module, &params, &local_base);
+    } else if (OMPI_SUCCESS == rc) {
         rc = ompi_osc_fabric_status(oscf_win_create(c->engine, &params, &module->win, &local_base));
     }
     rc = ompi_osc_fabric_agree(module->comm, rc);
@@ -270,7 +277,7 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
     free(blobs);
     if (OMPI_SUCCESS != rc) goto fail;
 
-    if (MPI_WIN_FLAVOR_ALLOCATE == flavor) *(void **) base = local_base;
+    if (MPI_WIN_FLAVOR_ALLOCATE == flavor || MPI_WIN_FLAVOR_SHARED == flavor) *(void **) base = local_base;
     *model = MPI_WIN_UNIFIED;
     ompi_osc_fabric_subscribe_info(win, module);
     ompi_osc_fabric_window_added();

@@ -34,6 +34,7 @@ static const struct {
     {"no_locks", "false", parse_bool},
     {"same_size", "false", parse_bool},
     {"same_disp_unit", "false", parse_bool},
+    {"alloc_shared_noncontig", "false", parse_bool},
 };
 
 int ompi_osc_fabric_read_info(struct opal_info_t *info, ompi_osc_fabric_module_t *module,

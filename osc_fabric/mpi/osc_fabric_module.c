@@ -1,19 +1,12 @@
 /*
  * The module function table, window teardown and the engine-status conversion.
- * Shared windows are not built yet: the component declines that flavor.
+
  */
 #include "osc_fabric.h"
 
 #include <stdlib.h>
 
 #include "opal/util/output.h"
-
-static int fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size, int *disp_unit,
-                               void *baseptr)
-{
-    (void) win; (void) rank; (void) size; (void) disp_unit; (void) baseptr;
-    return OMPI_ERR_RMA_SHARED;  /* only shared windows answer shared_query */
-}
 
 /* The engine answers MPI_ERR_RMA_FLAVOR for windows that are not dynamic. */
 static int fabric_attach(struct ompi_win_t *win, void *base, size_t size)
@@ -27,7 +20,7 @@ static int fabric_detach(struct ompi_win_t *win, const void *base)
 }
 
 const ompi_osc_base_module_t ompi_osc_fabric_module_template = {
-    .osc_win_shared_query = fabric_shared_query,
+    .osc_win_shared_query = ompi_osc_fabric_shared_query,
     .osc_win_attach = fabric_attach,
     .osc_win_detach = fabric_detach,
     .osc_free = ompi_osc_fabric_free,
@@ -96,6 +89,9 @@ void ompi_osc_fabric_module_destroy(ompi_osc_fabric_module_t *module)
 {
     if (NULL != module->win) (void) oscf_win_destroy(module->win);
     if (NULL != module->comm) ompi_comm_free(&module->comm);
+    free(module->shared_sizes);
+    free(module->shared_offsets);
+    free(module->shared_disp_units);
     free(module);
 }
 

@@ -1,0 +1,57 @@
+// Shared windows (MPI_Win_allocate_shared): one POSIX shared-memory segment per window,
+// created by one process and mapped by every process of the window (all on one node),
+// each exposing its slice. Load/store through the mapping is the application's; RMA
+// and atomics go through the fabric as for any other window.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "window.h"
+
+using namespace oscf;
+
+oscf_win::Mapping::~Mapping() {
+    if (addr) munmap(addr, len);
+}
+
+int oscf_win::map_shared(const oscf_win_params &p) {
+    if (!p.shared_name || p.shared_offset > p.shared_total || p.size > p.shared_total - p.shared_offset)
+        return usage_error(OSCF_ERR_ARG, "invalid shared segment parameters");
+    if (p.shared_total == 0) return OSCF_OK;
+    int fd = p.shared_create ? shm_open(p.shared_name, O_RDWR | O_CREAT | O_EXCL, 0600)
+                             : shm_open(p.shared_name, O_RDWR, 0);
+    if (fd < 0) {
+        log(0, "shm_open(%s): %s", p.shared_name, std::strerror(errno));
+        return OSCF_ERR_NO_MEM;
+    }
+    int rc = OSCF_OK;
+    if (p.shared_create && ftruncate(fd, static_cast<off_t>(p.shared_total)) != 0) {
+        log(0, "ftruncate of shared segment to %zu bytes: %s", p.shared_total, std::strerror(errno));
+        rc = OSCF_ERR_NO_MEM;
+    }
+    if (rc == OSCF_OK) {
+        void *a = mmap(nullptr, p.shared_total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (a == MAP_FAILED) {
+            log(0, "mmap of %zu shared bytes: %s", p.shared_total, std::strerror(errno));
+            rc = OSCF_ERR_NO_MEM;
+        } else {
+            shared_.addr = a;
+            shared_.len = p.shared_total;
+        }
+    }
+    close(fd);
+    return rc;
+}
+
+extern "C" int oscf_shared_unlink(const char *name) {
+    if (!name) return OSCF_ERR_ARG;
+    if (shm_unlink(name) != 0 && errno != ENOENT) {
+        log(0, "shm_unlink(%s): %s", name, std::strerror(errno));
+        return OSCF_ERR_NO_MEM;
+    }
+    return OSCF_OK;
+}
