@@ -277,6 +277,7 @@ typedef struct oscf_win_stats {
     uint64_t am_requests;         /* accumulate chunks sent as active messages */
     uint64_t am_local;            /* active-message accumulates applied to ourselves */
     uint64_t ordering_waits;      /* times an accumulate waited for earlier ones */
+    uint64_t fence_waits_skipped; /* fences that trusted MPI_MODE_NOPRECEDE */
 } oscf_win_stats;
 int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out);
 

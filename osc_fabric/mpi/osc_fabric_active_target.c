@@ -25,9 +25,12 @@ int ompi_osc_fabric_fence(int mpi_assert, struct ompi_win_t *win)
 {
     ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *) win->w_osc_module;
     int rc = ompi_osc_fabric_status(oscf_win_fence(module->win, ompi_osc_fabric_assert_bits(mpi_assert)));
-    /* A sync error is local misuse; leaving the barrier out would let the other ranks
-     * continue too, so it is reported before any collective. */
+    /* Fence inside another epoch is this process's misuse: return before the barrier,
+     * as the other ranks' fences do not depend on it. */
     if (OMPI_ERR_RMA_SYNC == rc) return rc;
+    /* With NOPRECEDE and NOSUCCEED (which the standard requires of all processes or
+     * none) the fence neither ends nor starts an epoch: nothing to agree on. */
+    if ((mpi_assert & MPI_MODE_NOPRECEDE) && (mpi_assert & MPI_MODE_NOSUCCEED)) return rc;
     int brc = module->comm->c_coll->coll_barrier(module->comm, module->comm->c_coll->coll_barrier_module);
     return OMPI_SUCCESS != rc ? rc : brc;
 }

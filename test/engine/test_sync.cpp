@@ -24,6 +24,7 @@ TEST_CASE("fence opens an epoch that NOSUCCEED closes", "[sync][fence]") {
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
     long v = 5;
     REQUIRE(oscf_win_fence(t.win[0], OSCF_MODE_NOPRECEDE) == OSCF_OK);
+    CHECK(t.stats(0).fence_waits_skipped == 1);
     REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0, nullptr) == OSCF_OK);
     // A lock cannot end a fence epoch with operations in it.
     CHECK(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_ERR_RMA_SYNC);

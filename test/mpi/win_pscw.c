@@ -95,6 +95,11 @@ int main(int argc, char **argv)
     CHECK(check_error_class(MPI_Win_fence(0, win)) == MPI_ERR_RMA_SYNC, "fence inside an exposure epoch");
     CHECK_MPI(MPI_Win_wait(win));
 
+    /* A fence that neither ends nor starts an epoch needs no synchronization. */
+    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
+    CHECK(check_error_class(MPI_Put(&flag, 1, MPI_INT, 0, 0, 1, MPI_INT, win)) == MPI_ERR_RMA_SYNC,
+          "put after a fence with NOSUCCEED");
+
     MPI_Group_free(&everyone);
     MPI_Group_free(&world);
     free(all);
