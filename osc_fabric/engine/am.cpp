@@ -14,7 +14,7 @@ public:
     void complete(int status, size_t len) override {
         if (am_.closing_) return;
         if (status == OSCF_OK) am_.on_receive(data, len);
-        am_.post_receive(*this);
+        am_.repost(*this);
     }
     alignas(16) uint8_t data[kAmBufferSize];
 
@@ -58,6 +58,21 @@ int ActiveMessages::post_receive(RecvBuffer &b) {
     });
 }
 
+// From inside progress (a receive just completed): must not recurse into it.
+void ActiveMessages::repost(RecvBuffer &b) {
+    fid_ep *ep = fab_.ep();
+    progress_.post_or_defer(
+        "fi_recv", [ep, &b] { return fi_recv(ep, b.data, sizeof b.data, nullptr, FI_ADDR_UNSPEC, &b); },
+        [](int) { log(0, "a receive buffer for active messages could not be reposted"); });
+}
+
+void ActiveMessages::fail_request(uint64_t token, int status) {
+    AmHeader h{};
+    h.token = token;
+    h.status = status;
+    handle_reply(h, nullptr, 0);
+}
+
 uint64_t ActiveMessages::new_request(Completion *counter, void *result, size_t result_bytes) {
     uint32_t idx;
     if (free_requests_.empty()) {
@@ -97,9 +112,15 @@ int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, si
     if (n2) std::memcpy(b->data + sizeof hdr + n1, p2, n2);
     b->len = sizeof hdr + n1 + n2;
     fid_ep *ep = fab_.ep();
+    // A request whose send fails will get no reply: fail it now so nobody waits.
+    const bool request = hdr.opcode != kAmReply;
+    const uint64_t token = hdr.token;
     progress_.post_or_defer(
         "fi_send", [ep, b, dest] { return fi_send(ep, b->data, b->len, nullptr, dest, b); },
-        [this, b](int) { release(b); });
+        [this, b, request, token](int status) {
+            release(b);
+            if (request) fail_request(token, status);
+        });
     return OSCF_OK;
 }
 

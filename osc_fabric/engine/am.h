@@ -57,6 +57,8 @@ private:
     class SendBuffer;
 
     int post_receive(RecvBuffer &b);
+    void repost(RecvBuffer &b);
+    void fail_request(uint64_t token, int status);
     void handle_request(const AmHeader &h, const uint8_t *payload, size_t len);
     void handle_reply(const AmHeader &h, const uint8_t *payload, size_t len);
     SendBuffer *take_send_buffer();
