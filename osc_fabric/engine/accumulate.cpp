@@ -85,6 +85,21 @@ int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t coun
     return OSCF_OK;
 }
 
+AmHeader oscf_win::am_request(const Peer &p, AmOpcode opcode, oscf_type type, oscf_op op,
+                             uint8_t flags, uint32_t count, uint64_t offset) const {
+    AmHeader h{};
+    h.version = kAmVersion;
+    h.opcode = opcode;
+    h.type = static_cast<uint8_t>(type);
+    h.op = static_cast<uint8_t>(op);
+    h.flags = flags;
+    h.count = count;
+    h.origin_rank = static_cast<uint32_t>(rank_);
+    h.window_id = p.am_window_id;
+    h.offset = offset;
+    return h;
+}
+
 int oscf_win::post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
                       oscf_op op, uint64_t offset, OpScope &scope) {
     // offset: where the owner finds the data (Where::am_offset).
@@ -92,16 +107,8 @@ int oscf_win::post_am(Peer &p, const char *origin, char *result, size_t count, o
     const size_t per_msg = kAmMaxPayload / size;
     for (size_t done = 0; done < count;) {
         size_t n = std::min(count - done, per_msg);
-        AmHeader h{};
-        h.version = kAmVersion;
-        h.opcode = kAmAccumulate;
-        h.type = static_cast<uint8_t>(type);
-        h.op = static_cast<uint8_t>(op);
-        h.flags = result ? kAmFetch : 0;
-        h.count = static_cast<uint32_t>(n);
-        h.origin_rank = static_cast<uint32_t>(rank_);
-        h.window_id = p.am_window_id;
-        h.offset = offset + done * size;
+        AmHeader h = am_request(p, kAmAccumulate, type, op, result ? kAmFetch : 0,
+                                static_cast<uint32_t>(n), offset + done * size);
         h.token = eng_.am->new_request(scope.context(), result ? result + done * size : nullptr,
                                        result ? n * size : 0);
         size_t bytes = op == OSCF_OP_NO_OP ? 0 : n * size;
@@ -189,15 +196,7 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
         ++stats.am_local;
         return OSCF_OK;
     }
-    AmHeader h{};
-    h.version = kAmVersion;
-    h.opcode = kAmCompareSwap;
-    h.type = static_cast<uint8_t>(type);
-    h.flags = kAmFetch;
-    h.count = 1;
-    h.origin_rank = static_cast<uint32_t>(rank_);
-    h.window_id = p.am_window_id;
-    h.offset = w.am_offset;
+    AmHeader h = am_request(p, kAmCompareSwap, type, OSCF_OP_REPLACE, kAmFetch, 1, w.am_offset);
     h.token = eng_.am->new_request(&p.acc, result, size);
     p.acc.on_post();
     rc = eng_.am->send(p.addr, h, origin, size, compare, size);

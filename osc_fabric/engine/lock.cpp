@@ -64,16 +64,8 @@ int oscf_win::lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_
         return OSCF_OK;
     }
     OpCounter done;
-    AmHeader h{};
-    h.version = kAmVersion;
-    h.opcode = cas ? kAmCompareSwap : kAmAccumulate;
-    h.type = OSCF_TYPE_UINT64;
-    h.op = OSCF_OP_SUM;
-    h.flags = kAmFetch | kAmStateWord;
-    h.count = 1;
-    h.origin_rank = static_cast<uint32_t>(rank_);
-    h.window_id = p.am_window_id;
-    h.offset = kLockWordOffset;
+    AmHeader h = am_request(p, cas ? kAmCompareSwap : kAmAccumulate, OSCF_TYPE_UINT64, OSCF_OP_SUM,
+                            kAmFetch | kAmStateWord, 1, kLockWordOffset);
     h.token = eng_.am->new_request(&done, old, sizeof *old);
     done.on_post();
     int rc = eng_.am->send(p.addr, h, &operand, sizeof operand, cas ? &compare : nullptr,

@@ -26,9 +26,6 @@ struct oscf_win {
     explicit oscf_win(oscf_engine &eng) : eng_(eng) {}
     ~oscf_win();
     oscf_win(const oscf_win &) = delete;
-    // The rma.cpp range check, shared with accumulate.cpp.
-    static int target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len,
-                             uint64_t size, int target, const char *what, uint64_t *out);
     oscf_win &operator=(const oscf_win &) = delete;
 
     // window.cpp
@@ -149,6 +146,9 @@ private:
     const LocalRegion *local_region(uint64_t addr, size_t len) const;
 
     // rma.cpp
+    // Byte offset of an access into a window of `size` bytes, or OSCF_ERR_RMA_RANGE.
+    static int target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len,
+                             uint64_t size, int target, const char *what, uint64_t *out);
     enum class Dir { read, write };
     int transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
                      int64_t disp, const oscf_notify *notify);
@@ -156,6 +156,9 @@ private:
                  int64_t offset, oscf::OpScope &scope);
 
     // accumulate.cpp
+    // An active-message request header to p's copy of this window (token still unset).
+    oscf::AmHeader am_request(const Peer &p, oscf::AmOpcode opcode, oscf_type type, oscf_op op,
+                              uint8_t flags, uint32_t count, uint64_t offset) const;
     int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset,
                      const char *what, Where *w);
     int order_accumulate(Guard &lk, Peer &p, oscf_acc_path path);
