@@ -23,7 +23,7 @@ typedef enum oscf_status {
     OSCF_ERR_RMA_SYNC = -1,     /* call not allowed in the current epoch state */
     OSCF_ERR_RMA_RANGE = -2,    /* access outside the target's window */
     OSCF_ERR_RMA_CONFLICT = -3, /* conflicting lock requests */
-    OSCF_ERR_ARG = -4,          /* invalid argument (rank, size, assert) */
+    OSCF_ERR_ARG = -4,          /* invalid argument (size, assert) */
     OSCF_ERR_NO_MEM = -5,
     OSCF_ERR_FABRIC = -6,       /* libfabric reported an error; the log has fi_strerror text */
     OSCF_ERR_UNSUPPORTED = -7,  /* the provider or this build cannot do it */
@@ -33,6 +33,8 @@ typedef enum oscf_status {
     OSCF_ERR_OP = -11,          /* reduction not allowed for the datatype */
     OSCF_ERR_INFO = -12,        /* malformed info value */
     OSCF_ERR_RMA_ATTACH = -13,  /* overlapping attach, detach of an unknown region */
+    OSCF_ERR_RANK = -14,        /* target rank outside the window's group */
+    OSCF_ERR_TYPE = -15,        /* datatype not allowed for the operation */
 } oscf_status;
 
 /* Human-readable name of a status, for log messages. */
@@ -116,8 +118,8 @@ enum {
 /* Parses "none" or a comma-separated subset of rar,raw,war,waw (case-sensitive, as the
  * standard spells them, blanks around items allowed). OSCF_ERR_INFO if malformed. */
 int oscf_parse_accumulate_ordering(const char *value, unsigned *bits);
-/* accumulate_ops: "same_op_no_op" (default) or "same_op"; *same_op_only set to 1 for
- * the latter. OSCF_ERR_INFO if malformed. */
+/* accumulate_ops: "same_op_no_op" (default) or "same_op", blanks around allowed;
+ * *same_op_only set to 1 for the latter. OSCF_ERR_INFO if malformed. */
 int oscf_parse_accumulate_ops(const char *value, unsigned *same_op_only);
 /* Formats bits the way MPI_Win_get_info reports them; buf of at least 32 bytes. */
 void oscf_format_accumulate_ordering(unsigned bits, char *buf, size_t len);
@@ -275,6 +277,7 @@ typedef struct oscf_win_stats {
     uint64_t injected;            /* writes posted with FI_INJECT */
     uint64_t native_atomics;      /* fi_atomic/fi_fetch_atomic/fi_compare_atomic posted */
     uint64_t am_requests;         /* accumulate chunks sent as active messages */
+    uint64_t am_batches;          /* messages that carried batched accumulates */
     uint64_t am_local;            /* active-message accumulates applied to ourselves */
     uint64_t ordering_waits;      /* times an accumulate waited for earlier ones */
     uint64_t fence_waits_skipped; /* fences that trusted MPI_MODE_NOPRECEDE */

@@ -9,7 +9,8 @@
 // guarantee on this path, an accumulate waits until the earlier accumulates to the same
 // target completed. Active messages are ordered when the provider keeps send-after-send
 // order, because the target applies them in arrival order. With "none" nothing waits
-// and back-to-back accumulates overlap in flight.
+// and back-to-back accumulates overlap in flight. Plain accumulates on the
+// active-message path are coalesced per target (accumulate_batch.cpp).
 #include <rdma/fi_atomic.h>
 
 #include <algorithm>
@@ -153,22 +154,26 @@ int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *r
                               oscf_type type, oscf_op op, const Where &w, OpScope &scope) {
     Peer &p = peers_[static_cast<size_t>(target)];
     const oscf_acc_path path = eng_.caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
-    int rc = order_accumulate(lk, p, path);
-    if (rc) return rc;
-    if (path == OSCF_PATH_NATIVE) return post_native(p, origin, result, count, type, op, w, scope);
     // Emulated updates to ourselves are applied here, under the same engine lock the
     // handler for remote origins holds: that is what makes them atomic with each other.
-    if (target == rank_) {
+    if (path == OSCF_PATH_AM && target == rank_) {
         apply_local(origin, result, count, type, op, w.local);
         return OSCF_OK;
     }
+    // Plain accumulates join the target's batch; anything else sends the batch first
+    // so the target still sees program order.
+    const bool batch = path == OSCF_PATH_AM && !result && op != OSCF_OP_NO_OP && !scope.has_request();
+    int rc = path == OSCF_PATH_AM && !batch ? send_batch(p) : OSCF_OK;
+    if (rc || (rc = order_accumulate(lk, p, path))) return rc;
+    if (path == OSCF_PATH_NATIVE) return post_native(p, origin, result, count, type, op, w, scope);
+    if (batch) return batch_accumulate(p, origin, count, type, op, w.am_offset);
     return post_am(p, origin, result, count, type, op, w.am_offset, scope);
 }
 
 int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,
                                void *result, oscf_type type, int64_t disp, int64_t offset) {
     if (!valid_type(type) || !cas_allowed(type))
-        return usage_error(OSCF_ERR_OP, "compare-and-swap is not defined for type %d", type);
+        return usage_error(OSCF_ERR_TYPE, "compare-and-swap is not defined for type %d", type);
     if (!origin || !compare || !result) return OSCF_ERR_ARG;
     const size_t size = type_size(type);
     Where w;
@@ -176,6 +181,7 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
     if (rc) return rc;
     Peer &p = peers_[static_cast<size_t>(target)];
     const oscf_acc_path path = eng_.caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
+    if (path == OSCF_PATH_AM && (rc = send_batch(p))) return rc;
     if ((rc = order_accumulate(lk, p, path))) return rc;
     if (path == OSCF_PATH_NATIVE) {
         const auto dt = static_cast<fi_datatype>(fi_type_of(type));
@@ -208,28 +214,29 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
     return OSCF_OK;
 }
 
+char *oscf_win::am_target(bool state_word, uint64_t offset, size_t bytes) {
+    // Lock words (lock.cpp) live in WindowState; everything else in window memory, or
+    // for a dynamic window at an address inside an attached region.
+    if (!state_word && flavor_ == OSCF_FLAVOR_DYNAMIC)
+        return local_region(offset, bytes) ? reinterpret_cast<char *>(offset) : nullptr;
+    char *base = state_word ? reinterpret_cast<char *>(state_.get()) : static_cast<char *>(base_);
+    const size_t limit = state_word ? sizeof(WindowState) : bytes_;
+    if (offset > limit || bytes > limit - offset) return nullptr;
+    return base + offset;
+}
+
 int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, uint8_t *old_out,
                        size_t *old_len) {
     *old_len = 0;
+    if (h.opcode == kAmBatch) return serve_batch(h, payload, len);
     if (!valid_type(h.type) || !valid_op(h.op)) return OSCF_ERR_ARG;
     const auto type = static_cast<oscf_type>(h.type);
     const auto op = static_cast<oscf_op>(h.op);
     const size_t size = type_size(type);
     const size_t bytes = size * h.count;
-    // Lock words (lock.cpp) live in WindowState; everything else in window memory, or
-    // for a dynamic window at an address inside an attached region.
-    const bool state = (h.flags & kAmStateWord) != 0;
     if (bytes > kAmMaxPayload) return OSCF_ERR_RMA_RANGE;
-    char *t;
-    if (!state && flavor_ == OSCF_FLAVOR_DYNAMIC) {
-        if (!local_region(h.offset, bytes)) return OSCF_ERR_RMA_RANGE;
-        t = reinterpret_cast<char *>(h.offset);
-    } else {
-        char *base = state ? reinterpret_cast<char *>(state_.get()) : static_cast<char *>(base_);
-        const size_t limit = state ? sizeof(WindowState) : bytes_;
-        if (h.offset > limit || bytes > limit - h.offset) return OSCF_ERR_RMA_RANGE;
-        t = base + h.offset;
-    }
+    char *t = am_target((h.flags & kAmStateWord) != 0, h.offset, bytes);
+    if (!t) return OSCF_ERR_RMA_RANGE;
     const bool fetch = (h.flags & kAmFetch) != 0;
     if (h.opcode == kAmCompareSwap) {
         if (h.count != 1 || len != 2 * size || !cas_allowed(type)) return OSCF_ERR_ARG;

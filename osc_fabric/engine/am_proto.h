@@ -2,6 +2,7 @@
 // fields; every message is one AmHeader followed by its payload. Receivers check the
 // version, the opcode against kAmOpcodeMax and every length before dispatch.
 //   version 1: accumulate and compare-and-swap requests, and their replies.
+//   version 2: batches of non-fetching accumulates (kAmBatch).
 #pragma once
 
 #include <cstddef>
@@ -9,12 +10,13 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 1;
+constexpr uint8_t kAmVersion = 2;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,    // payload: count origin elements (none for a fetching NO_OP)
     kAmCompareSwap = 1,   // payload: origin element, then compare element
     kAmReply = 2,         // payload: old target values when the request asked to fetch
+    kAmBatch = 3,         // payload: count AmRecords, each followed by its padded data
     kAmOpcodeMax
 };
 
@@ -39,6 +41,19 @@ struct AmHeader {
     uint64_t token;      // origin's request handle, echoed by the reply
 };
 static_assert(sizeof(AmHeader) == 48, "AmHeader is part of the wire format");
+
+// One accumulate inside a kAmBatch message; its count elements follow, padded to 8
+// bytes so the next record is aligned. The target applies the records in order, which
+// is what keeps a batch's accumulates ordered among themselves.
+struct AmRecord {
+    uint64_t offset;  // as AmHeader::offset
+    uint32_t count;
+    uint8_t type;  // oscf_type
+    uint8_t op;    // oscf_op
+    uint8_t pad[2];
+};
+static_assert(sizeof(AmRecord) == 16, "AmRecord is part of the wire format");
+constexpr size_t am_record_bytes(size_t data) { return sizeof(AmRecord) + ((data + 7) & ~size_t{7}); }
 
 // Largest payload of one message: longer accumulates are split into chunks of whole
 // elements and pipelined.

@@ -9,7 +9,7 @@ using namespace oscf;
 
 int oscf_win::check_target(int target) const {
     if (target < 0 || target >= size_)
-        return usage_error(OSCF_ERR_ARG, "target rank %d outside window group of %d", target, size_);
+        return usage_error(OSCF_ERR_RANK, "target rank %d outside window group of %d", target, size_);
     return OSCF_OK;
 }
 

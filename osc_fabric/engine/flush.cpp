@@ -8,6 +8,11 @@
 using namespace oscf;
 
 int oscf_win::wait_idle(Guard &lk, OpCounter &c) {
+    // Queued accumulates are part of what any counter may be waiting for.
+    if (!batched_.empty()) {
+        int rc = send_batches();
+        if (rc) return rc;
+    }
     return progress().wait_until(lk, [&c] { return c.idle(); });
 }
 

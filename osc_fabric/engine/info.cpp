@@ -16,15 +16,19 @@ const Name kOrderings[] = {
 
 bool blank(char c) { return c == ' ' || c == '\t'; }
 
+// Values may carry blanks around them and around list items, as users write them.
+std::string trimmed(const std::string &s) {
+    size_t a = 0, b = s.size();
+    while (a < b && blank(s[a])) ++a;
+    while (b > a && blank(s[b - 1])) --b;
+    return s.substr(a, b - a);
+}
+
 }  // namespace
 
 extern "C" int oscf_parse_accumulate_ordering(const char *value, unsigned *bits) {
     if (!value || !bits) return OSCF_ERR_ARG;
-    std::string v(value);
-    size_t a = 0, b = v.size();
-    while (a < b && blank(v[a])) ++a;
-    while (b > a && blank(v[b - 1])) --b;
-    v = v.substr(a, b - a);
+    const std::string v = trimmed(value);
     if (v == "none") {
         *bits = 0;
         return OSCF_OK;
@@ -33,11 +37,8 @@ extern "C" int oscf_parse_accumulate_ordering(const char *value, unsigned *bits)
     size_t pos = 0;
     for (;;) {
         size_t comma = v.find(',', pos);
-        std::string item = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        size_t s = 0, e = item.size();
-        while (s < e && blank(item[s])) ++s;
-        while (e > s && blank(item[e - 1])) --e;
-        item = item.substr(s, e - s);
+        const std::string item =
+            trimmed(v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
         unsigned bit = 0;
         for (const Name &n : kOrderings)
             if (item == n.name) bit = n.bit;
@@ -55,7 +56,7 @@ extern "C" int oscf_parse_accumulate_ordering(const char *value, unsigned *bits)
 
 extern "C" int oscf_parse_accumulate_ops(const char *value, unsigned *same_op_only) {
     if (!value || !same_op_only) return OSCF_ERR_ARG;
-    std::string v(value);
+    const std::string v = trimmed(value);
     if (v == "same_op_no_op" || v == "same_op") {
         // Our paths are chosen per type, not per op, so either promise is kept as given.
         *same_op_only = v == "same_op";

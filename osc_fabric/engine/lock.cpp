@@ -9,6 +9,10 @@
 //   release:           fetch_add(-1) or fetch_add(-kExclusive)
 //
 // Shared attempts that fail undo themselves, so a writer sees 0 once the readers left.
+// A release is not waited for: the operations of the epoch are already complete, and
+// nobody is owed an answer, so unlock costs no round trip of its own. Releases are
+// counted on releases_ (under all_ops_), so freeing the window still waits for them; if
+// a later acquire of ours overtakes one, it sees the lock taken and retries.
 // Every access to a lock word goes through the fabric, including our own: NIC (and
 // libfabric software) atomics are not coherent with CPU atomics. Where the provider's
 // atomics are not used (shm, see fabric.cpp), every access is an active message applied
@@ -94,10 +98,41 @@ int oscf_win::acquire(Guard &lk, Peer &p, bool exclusive) {
     }
 }
 
-int oscf_win::release(Guard &lk, Peer &p) {
-    uint64_t old = 0;
-    uint64_t delta = p.lock == LockMode::exclusive ? kExclusive : 1;
-    return lock_word_atomic(lk, p, FI_SUM, uint64_t{0} - delta, 0, &old);
+int oscf_win::release(Peer &p) {
+    // Constant operands: the fabric may read them until the update completes.
+    static const uint64_t kUndoShared = ~uint64_t{0};
+    static const uint64_t kUndoExclusive = uint64_t{0} - kExclusive;
+    const uint64_t *delta = p.lock == LockMode::exclusive ? &kUndoExclusive : &kUndoShared;
+    if (&p == &peers_[static_cast<size_t>(rank_)] && !eng_.caps.native(OSCF_TYPE_UINT64)) {
+        apply_reduction(OSCF_OP_SUM, OSCF_TYPE_UINT64, &state_->lock, delta, 1);
+        return OSCF_OK;
+    }
+    ++stats.lock_attempts;
+    if (!eng_.caps.native(OSCF_TYPE_UINT64)) {
+        AmHeader h = am_request(p, kAmAccumulate, OSCF_TYPE_UINT64, OSCF_OP_SUM, kAmStateWord, 1,
+                                kLockWordOffset);
+        h.token = eng_.am->new_request(&releases_, nullptr, 0);
+        releases_.on_post();
+        int rc = eng_.am->send(p.addr, h, delta, sizeof *delta);
+        if (rc) releases_.on_complete(rc);
+        return rc;
+    }
+    fi_ioc ioc{const_cast<uint64_t *>(delta), 1};
+    fi_rma_ioc rioc{p.state_base + kLockWordOffset, 1, p.state_key};
+    fi_msg_atomic msg{};
+    msg.msg_iov = &ioc;
+    msg.iov_count = 1;
+    msg.addr = p.addr;
+    msg.rma_iov = &rioc;
+    msg.rma_iov_count = 1;
+    msg.datatype = FI_UINT64;
+    msg.op = FI_SUM;
+    msg.context = &releases_;
+    int rc = progress().post("lock release", [&] {
+        return fi_atomicmsg(fab().ep(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    });
+    if (rc == OSCF_OK) releases_.on_post();
+    return rc;
 }
 
 int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
@@ -126,7 +161,7 @@ int oscf_win::unlock(Guard &lk, int target) {
     // Operations must be complete at the target before others may take the lock.
     rc = wait_idle(lk, p.ops);
     int op_err = p.ops.take_error();
-    if (!rc && p.lock_acquired) rc = release(lk, p);
+    if (!rc && p.lock_acquired) rc = release(p);
     p.lock = LockMode::none;
     p.lock_acquired = false;
     --locks_held_;
@@ -150,7 +185,7 @@ int oscf_win::unlock_all(Guard &lk) {
     int op_err = all_ops_.take_error();
     for (int t : lock_all_acquired_) {
         Peer &p = peers_[static_cast<size_t>(t)];
-        if (!rc && p.lock_acquired) rc = release(lk, p);
+        if (!rc && p.lock_acquired) rc = release(p);
         p.lock = LockMode::none;
         p.lock_acquired = false;
     }

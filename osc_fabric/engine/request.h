@@ -58,6 +58,7 @@ public:
     OpScope &operator=(const OpScope &) = delete;
 
     Completion *context() { return req_ ? static_cast<Completion *>(req_) : &counter_; }
+    bool has_request() const { return req_ != nullptr; }
     void on_post() {
         if (req_)
             req_->on_post();

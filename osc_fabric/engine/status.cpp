@@ -62,6 +62,8 @@ extern "C" const char *oscf_status_str(int status) {
     case OSCF_ERR_INTERNAL: return "internal error";
     case OSCF_ERR_RMA_FLAVOR: return "wrong window flavor";
     case OSCF_ERR_OP: return "reduction not defined for the datatype";
+    case OSCF_ERR_RANK: return "rank outside the window's group";
+    case OSCF_ERR_TYPE: return "datatype not allowed for the operation";
     case OSCF_ERR_INFO: return "malformed info value";
     case OSCF_ERR_RMA_ATTACH: return "memory cannot be attached or detached";
     default: return "unknown status";

@@ -132,6 +132,7 @@ int oscf_win::connect(const WinBlob *blobs) {
         p.acc.parent = &p.ops;
         p.am_window_id = b.am_window_id;
     }
+    releases_.parent = &all_ops_;
     eng_.am->add_window(id_, this);
     return OSCF_OK;
 }

@@ -7,7 +7,8 @@
 // Files: window.cpp (creation, exchange, teardown), epoch.cpp (which calls are allowed
 // when: fence and the access checks), lock.cpp (the passive-target lock protocol),
 // rma.cpp (put/get), accumulate.cpp (the accumulate family on both paths and its
-// ordering), flush.cpp (completion waits).
+// ordering), accumulate_batch.cpp (coalescing emulated accumulates), flush.cpp
+// (completion waits).
 #pragma once
 
 #include <cstdint>
@@ -96,6 +97,12 @@ private:
         oscf::OpCounter acc;  // the accumulates among them (child of ops)
         LockMode lock = LockMode::none;
         bool lock_acquired = false;  // false under MPI_MODE_NOCHECK: nothing to release
+        // Non-fetching emulated accumulates waiting to leave as one kAmBatch message
+        // (accumulate_batch.cpp); counted on acc only once sent.
+        std::unique_ptr<uint8_t[]> batch;  // kAmMaxPayload bytes, allocated at first use
+        size_t batch_len = 0;
+        uint32_t batch_records = 0;
+        bool batch_listed = false;  // in batched_
     };
 
     // epoch.cpp
@@ -110,7 +117,7 @@ private:
 
     // lock.cpp
     int acquire(Guard &lk, Peer &p, bool exclusive);
-    int release(Guard &lk, Peer &p);
+    int release(Peer &p);
     int lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
                          uint64_t *old);
     int lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare, uint64_t *old);
@@ -170,6 +177,15 @@ private:
                 oscf_op op, uint64_t offset, oscf::OpScope &scope);
     void apply_local(const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
                      char *target);
+    // Target side: where an active message's bytes live, or nullptr when out of range.
+    char *am_target(bool state_word, uint64_t offset, size_t bytes);
+
+    // accumulate_batch.cpp
+    int batch_accumulate(Peer &p, const char *origin, size_t count, oscf_type type, oscf_op op,
+                         uint64_t offset);
+    int send_batch(Peer &p);
+    int send_batches();
+    int serve_batch(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
 
     // flush.cpp
     int wait_idle(Guard &lk, oscf::OpCounter &c);
@@ -203,6 +219,8 @@ private:
 
     std::vector<Peer> peers_;
     oscf::OpCounter all_ops_;  // parent of every Peer::ops
+    std::vector<int> batched_;  // targets whose Peer::batch holds records
+    oscf::OpCounter releases_;  // lock releases in flight (lock.cpp), under all_ops_
 
     // Epoch state (epoch.cpp has the rules).
     bool fence_open_ = false;       // between fences (not closed by MPI_MODE_NOSUCCEED)

@@ -108,6 +108,23 @@ static int element_type(ompi_datatype_t *dt, oscf_type *out)
     return map_type(prim, out);
 }
 
+/* MPI_BYTE travels as an 8-bit unsigned integer, but the standard defines only the
+ * bitwise reductions on it (besides MPI_REPLACE and MPI_NO_OP, allowed on any type). */
+static int check_byte_op(ompi_datatype_t *dt, oscf_op op)
+{
+    ompi_datatype_t *prim = NULL;
+    uint32_t per = 0;
+    /* By object, not id: Open MPI gives MPI_BYTE and MPI_UINT8_T the same id. */
+    if (OMPI_SUCCESS != ompi_osc_base_get_primitive_type_info(dt, &prim, &per) ||
+        (MPI_Datatype) prim != MPI_BYTE)
+        return OMPI_SUCCESS;
+    if (OSCF_OP_BAND == op || OSCF_OP_BOR == op || OSCF_OP_BXOR == op || OSCF_OP_REPLACE == op ||
+        OSCF_OP_NO_OP == op)
+        return OMPI_SUCCESS;
+    LOG("only MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE and MPI_NO_OP apply to MPI_BYTE");
+    return MPI_ERR_OP;
+}
+
 /* Pieces of one side. A predefined value/index pair type has holes (MPI_DOUBLE_INT is 12
  * bytes in a 16-byte struct), yet an array of them is exactly the array of C structs the
  * engine reduces: one piece. */
@@ -165,6 +182,7 @@ static int prepare(acc_args *a, const void *origin_addr, int origin_count, ompi_
     a->cap = sizeof(a->inline_segs) / sizeof(a->inline_segs[0]);
     int rc = map_op(op, &a->op);
     if (OMPI_SUCCESS == rc) rc = element_type(target_dt, &a->type);
+    if (OMPI_SUCCESS == rc) rc = check_byte_op(target_dt, a->op);
     if (OMPI_SUCCESS != rc) return rc;
 
     /* MPI_NO_OP ignores the origin buffer entirely. */
@@ -265,6 +283,10 @@ int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr,
                                  struct ompi_datatype_t *dt, int target, ptrdiff_t target_disp,
                                  struct ompi_op_t *op, struct ompi_win_t *win)
 {
+    if (!ompi_datatype_is_predefined(dt)) {
+        LOG("MPI_Fetch_and_op needs a predefined datatype (got %s)", dt->name);
+        return MPI_ERR_TYPE;
+    }
     return accumulate(origin_addr, 1, dt, result_addr, 1, dt, target, target_disp, 1, dt, op, win,
                       NULL);
 }

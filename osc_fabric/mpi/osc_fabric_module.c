@@ -71,6 +71,8 @@ int ompi_osc_fabric_status(int oscf_rc)
     case OSCF_ERR_OP: return MPI_ERR_OP;            /* MPI classes pass through unchanged */
     case OSCF_ERR_INFO: return MPI_ERR_INFO_VALUE;
     case OSCF_ERR_RMA_ATTACH: return OMPI_ERR_RMA_ATTACH;
+    case OSCF_ERR_RANK: return MPI_ERR_RANK;
+    case OSCF_ERR_TYPE: return MPI_ERR_TYPE;
     case OSCF_ERR_FABRIC:
     case OSCF_ERR_INTERNAL:
     default: return OMPI_ERROR;
