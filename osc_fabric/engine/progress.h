@@ -95,6 +95,9 @@ public:
             if (rc != -FI_EAGAIN) return fabric_error(what, rc);
             int prc = run_locked();
             if (prc < 0) return prc;
+            // Nothing completed: let the peer (or our progress thread, spinning on
+            // the provider's lock) run before retrying, or on a busy core we livelock.
+            if (prc == 0) std::this_thread::yield();
         }
     }
 

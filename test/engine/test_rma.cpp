@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 
@@ -23,7 +24,7 @@ TEST_CASE("put under a lock is visible at the target after unlock, at every size
     REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
     REQUIRE(oscf_win_put(t.win[0], 1, src.data(), len, 32, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
-    CHECK(std::memcmp(t.mem(1) + 32, src.data(), len) == 0);
+    CHECK(std::equal(src.begin(), src.end(), t.mem(1) + 32));
     CHECK(t.mem(1)[31] == 0);
     CHECK(t.mem(1)[32 + len] == 0);
     CHECK(t.stats(0).puts == (len ? 1u : 0u));
