@@ -875,14 +875,11 @@ static const row table[] = {
     INFO("accumulate_ordering=\"rar,\" on MPI_Win_create", MPI_ERR_WIN, ORD, "rar,", NULL, CREATE_CREATE),
     INFO("accumulate_ordering=\"RAW\" on MPI_Win_create_dynamic", MPI_ERR_WIN, ORD, "RAW", NULL, CREATE_DYNAMIC),
     INFO("accumulate_ordering=\"waw,\" on MPI_Win_allocate_shared", MPI_ERR_INFO_VALUE, ORD, "waw,", NULL, CREATE_SHARED),
-    INFO("accumulate_ops=\"same\"", MPI_ERR_WIN, OPS, "same", NULL, CREATE_ALLOCATE),
-    INFO("accumulate_ops=\"SAME_OP\"", MPI_ERR_WIN, OPS, "SAME_OP", NULL, CREATE_ALLOCATE),
-    INFO("accumulate_ops=\"same_op,same_op_no_op\"", MPI_ERR_WIN, OPS, "same_op,same_op_no_op", NULL, CREATE_ALLOCATE),
-    INFO("accumulate_ops=\"no_op\"", MPI_ERR_WIN, OPS, "no_op", NULL, CREATE_ALLOCATE),
-    INFO("accumulate_ops=\"same_op_no_op_\"", MPI_ERR_WIN, OPS, "same_op_no_op_", NULL, CREATE_ALLOCATE),
-    INFO("accumulate_ops=<250 characters>", MPI_ERR_WIN, OPS, long_malformed, NULL, CREATE_ALLOCATE),
-    INFO("accumulate_ops=\"rar\" on MPI_Win_create_dynamic", MPI_ERR_WIN, OPS, "rar", NULL, CREATE_DYNAMIC),
     /* valid values: accepted and reported in canonical form */
+    /* Malformed accumulate_ops values are refused by Open MPI itself before any osc
+     * component runs, and its failure path then reads freed or uninitialised memory
+     * (MALLOC_PERTURB_ makes it crash; osc/pt2pt crashes the same way), so no rows for
+     * them here: test/fuzz covers our parser of that key. */
     INFO("allowed: accumulate_ordering=\" waw , rar \"", MPI_SUCCESS, ORD, " waw , rar ", "rar,waw", CREATE_ALLOCATE),
     INFO("allowed: accumulate_ordering=\"none\"", MPI_SUCCESS, ORD, "none", "none", CREATE_ALLOCATE),
     INFO("allowed: accumulate_ordering=\"raw,raw\"", MPI_SUCCESS, ORD, "raw,raw", "raw", CREATE_ALLOCATE),
