@@ -54,29 +54,15 @@ int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t coun
         // A fetching NO_OP (atomic read) has no origin data; libfabric still wants a
         // buffer of the right shape.
         const char *src = origin ? origin + done * size : result + done * size;
-        fi_ioc ioc{const_cast<char *>(src), n};
-        fi_rma_ioc rioc{w.remote + done * size, n, w.key};
-        fi_msg_atomic msg{};
-        msg.msg_iov = &ioc;
-        msg.iov_count = 1;
-        msg.addr = p.addr;
-        msg.rma_iov = &rioc;
-        msg.rma_iov_count = 1;
-        msg.datatype = dt;
-        msg.op = fop;
-        msg.context = scope.context();
+        const uint64_t remote = w.remote + done * size;
         int rc;
         if (result) {
             rc = progress().post("fi_fetch_atomic", [&] {
                 return fi_fetch_atomic(fab().ep(), src, n, nullptr, result + done * size, nullptr,
-                                       p.addr, rioc.addr, rioc.key, dt, fop, msg.context);
+                                       p.addr, remote, w.key, dt, fop, scope.context());
             });
         } else {
-            // No FI_INJECT here: injected atomics asking for delivery completion never
-            // complete on tcp;ofi_rxm 1.17 (seen in test_accumulate).
-            const uint64_t flags = FI_COMPLETION | FI_DELIVERY_COMPLETE;
-            rc = progress().post("fi_atomicmsg",
-                                 [&] { return fi_atomicmsg(fab().ep(), &msg, flags); });
+            rc = post_atomic_write(p, src, n, dt, fop, remote, w.key, scope.context());
         }
         if (rc) return rc;
         scope.on_post();
@@ -84,6 +70,26 @@ int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t coun
         done += n;
     }
     return OSCF_OK;
+}
+
+int oscf_win::post_atomic_write(const Peer &p, const void *src, size_t count, fi_datatype dt,
+                                fi_op op, uint64_t remote, uint64_t key, Completion *context) {
+    fi_ioc ioc{const_cast<void *>(src), count};
+    fi_rma_ioc rioc{remote, count, key};
+    fi_msg_atomic msg{};
+    msg.msg_iov = &ioc;
+    msg.iov_count = 1;
+    msg.addr = p.addr;
+    msg.rma_iov = &rioc;
+    msg.rma_iov_count = 1;
+    msg.datatype = dt;
+    msg.op = op;
+    msg.context = context;
+    // No FI_INJECT here: injected atomics asking for delivery completion never
+    // complete on tcp;ofi_rxm 1.17 (seen in test_accumulate).
+    return progress().post("fi_atomicmsg", [&] {
+        return fi_atomicmsg(fab().ep(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    });
 }
 
 AmHeader oscf_win::am_request(const Peer &p, AmOpcode opcode, oscf_type type, oscf_op op,

@@ -117,20 +117,8 @@ int oscf_win::release(Peer &p) {
         if (rc) releases_.on_complete(rc);
         return rc;
     }
-    fi_ioc ioc{const_cast<uint64_t *>(delta), 1};
-    fi_rma_ioc rioc{p.state_base + kLockWordOffset, 1, p.state_key};
-    fi_msg_atomic msg{};
-    msg.msg_iov = &ioc;
-    msg.iov_count = 1;
-    msg.addr = p.addr;
-    msg.rma_iov = &rioc;
-    msg.rma_iov_count = 1;
-    msg.datatype = FI_UINT64;
-    msg.op = FI_SUM;
-    msg.context = &releases_;
-    int rc = progress().post("lock release", [&] {
-        return fi_atomicmsg(fab().ep(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
-    });
+    int rc = post_atomic_write(p, delta, 1, FI_UINT64, FI_SUM, p.state_base + kLockWordOffset,
+                               p.state_key, &releases_);
     if (rc == OSCF_OK) releases_.on_post();
     return rc;
 }

@@ -171,6 +171,9 @@ private:
     int order_accumulate(Guard &lk, Peer &p, oscf_acc_path path);
     int post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
                         oscf_type type, oscf_op op, const Where &w, oscf::OpScope &scope);
+    // A non-fetching atomic with delivery completion (plain accumulates, lock release).
+    int post_atomic_write(const Peer &p, const void *src, size_t count, fi_datatype dt, fi_op op,
+                          uint64_t remote, uint64_t key, oscf::Completion *context);
     int post_native(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
                     oscf_op op, const Where &w, oscf::OpScope &scope);
     int post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
