@@ -48,6 +48,17 @@ void oscf_set_log(oscf_log_fn fn, int verbosity);
 typedef struct oscf_engine oscf_engine;
 typedef struct oscf_win oscf_win;
 
+/* AUTO: native atomics only where the provider executes them itself (a NIC), active
+ * messages where its atomics are software run by the target's progress anyway (shm,
+ * tcp;ofi_rxm, sockets), since ours coalesce and theirs do not. AM: active messages for
+ * every type. NATIVE: native atomics wherever the provider has them and they are trusted
+ * (testing and comparison). */
+typedef enum oscf_acc_choice {
+    OSCF_ACC_AUTO = 0,
+    OSCF_ACC_AM = 1,
+    OSCF_ACC_NATIVE = 2,
+} oscf_acc_choice;
+
 typedef struct oscf_engine_config {
     /* Comma-separated provider names to accept ("shm", "tcp", "tcp;ofi_rxm"), or NULL/""
      * for automatic choice. */
@@ -57,9 +68,8 @@ typedef struct oscf_engine_config {
     /* Start a thread that drives progress so passive targets are served while the
      * application computes outside MPI. */
     int progress_thread;
-    /* Send every accumulate as an active message, even where the provider has a native
-     * atomic (for testing and comparison). Must be the same on all processes. */
-    int force_am_accumulate;
+    /* How accumulates travel (oscf_acc_choice). Must be the same on all processes. */
+    int accumulate_path;
 } oscf_engine_config;
 
 int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out);

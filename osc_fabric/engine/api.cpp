@@ -53,8 +53,15 @@ int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
         int rc = Fabric::open(*cfg, eng->fabric);
         if (rc) return rc;
         eng->progress = std::make_unique<Progress>(*eng->fabric);
-        eng->caps.build(eng->fabric->ep(),
-                        cfg->force_am_accumulate != 0 || !eng->fabric->limits().atomics_trusted);
+        const ProviderLimits &lim = eng->fabric->limits();
+        bool emulate = !lim.atomics_trusted;
+        switch (cfg->accumulate_path) {
+        case OSCF_ACC_AUTO: emulate = emulate || lim.atomics_in_software; break;
+        case OSCF_ACC_AM: emulate = true; break;
+        case OSCF_ACC_NATIVE: break;
+        default: return usage_error(OSCF_ERR_ARG, "unknown accumulate path %d", cfg->accumulate_path);
+        }
+        eng->caps.build(eng->fabric->ep(), emulate);
         eng->am = std::make_unique<ActiveMessages>(*eng->fabric, *eng->progress);
         if ((rc = eng->am->start(kAmReceiveBuffers))) return rc;
         if (cfg->progress_thread)

@@ -26,9 +26,9 @@ size_t query(fid_ep *ep, int dt, int op, int form) {
 
 }  // namespace
 
-void AtomicCaps::build(fid_ep *ep, bool force_am) {
+void AtomicCaps::build(fid_ep *ep, bool emulate_all) {
     max_count_.fill(0);
-    if (force_am) return;
+    if (emulate_all) return;
     for (int ti = 0; ti < OSCF_TYPE_COUNT; ++ti) {
         auto t = static_cast<oscf_type>(ti);
         int dt = fi_type_of(t);

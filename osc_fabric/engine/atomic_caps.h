@@ -17,8 +17,9 @@ namespace oscf {
 
 class AtomicCaps {
 public:
-    // force_am: treat every type as emulated (testing, comparison).
-    void build(fid_ep *ep, bool force_am);
+    // emulate_all: treat every type as emulated (the provider's atomics are untrusted,
+    // or active messages were chosen).
+    void build(fid_ep *ep, bool emulate_all);
     bool native(oscf_type t) const { return max_count_[t] > 0; }
     // Elements one native atomic may carry (0 when not native).
     size_t max_count(oscf_type t) const { return max_count_[t]; }

@@ -27,6 +27,10 @@ struct ProviderLimits {
     // False where the provider's atomics were seen to lose updates (see fabric.cpp):
     // then every atomic, lock words included, goes through active messages.
     bool atomics_trusted = true;
+    // True where the provider's atomics are software that the target's CPU runs in its
+    // progress (see fabric.cpp): our own active messages then cost no more per
+    // operation, and they coalesce.
+    bool atomics_in_software = false;
 };
 
 class Fabric {

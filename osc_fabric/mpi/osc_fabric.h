@@ -29,7 +29,7 @@ typedef struct ompi_osc_fabric_component_t {
     char *provider_include;
     int verbose;
     bool progress_thread;
-    char *accumulate_path;    /* "auto" or "am" */
+    char *accumulate_path;    /* "auto", "am" or "native" */
     int output;               /* opal_output stream */
     oscf_engine *engine;      /* opened on first use; NULL until then */
     int engine_status;        /* OSCF_OK, or why opening failed (then never retried) */

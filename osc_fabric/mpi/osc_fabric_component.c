@@ -83,9 +83,12 @@ static int component_register(void)
 
     c->accumulate_path = "auto";
     (void) mca_base_component_var_register(v, "accumulate_path",
-        "How accumulates travel: \"auto\" (native libfabric atomics for every type the provider "
-        "supports for all MPI-allowed reductions, active messages for the rest) or \"am\" (active "
-        "messages for every type). Must be the same on all processes",
+        "How accumulates travel: \"auto\" (native libfabric atomics where the provider executes "
+        "them in hardware, for every type it supports for all MPI-allowed reductions; active "
+        "messages for the rest and wherever the provider's atomics are software anyway: shm, "
+        "tcp;ofi_rxm, sockets), \"am\" (active messages for every type) or \"native\" (native "
+        "atomics wherever the provider has them, for comparison). Must be the same on all "
+        "processes",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &c->accumulate_path);
 
@@ -160,12 +163,15 @@ static int ensure_engine(void)
         .provider_include = c->provider_include,
         .job_is_node_local = !ompi_group_have_remote_peers(ompi_mpi_comm_world.comm.c_local_group),
         .progress_thread = c->progress_thread,
-        .force_am_accumulate = NULL != c->accumulate_path && 0 == strcmp(c->accumulate_path, "am"),
     };
-    if (NULL != c->accumulate_path && 0 != strcmp(c->accumulate_path, "auto") &&
-        !cfg.force_am_accumulate) {
-        opal_output(0, "osc/fabric: osc_fabric_accumulate_path must be \"auto\" or \"am\", not \"%s\"",
-                    c->accumulate_path);
+    const char *path = NULL != c->accumulate_path ? c->accumulate_path : "auto";
+    if (0 == strcmp(path, "am")) {
+        cfg.accumulate_path = OSCF_ACC_AM;
+    } else if (0 == strcmp(path, "native")) {
+        cfg.accumulate_path = OSCF_ACC_NATIVE;
+    } else if (0 != strcmp(path, "auto")) {
+        opal_output(0, "osc/fabric: osc_fabric_accumulate_path must be \"auto\", \"am\" or "
+                    "\"native\", not \"%s\"", path);
         c->engine_status = OSCF_ERR_ARG;
         return c->engine_status;
     }

@@ -4,38 +4,46 @@
 #include "two_ranks.h"
 
 namespace {
-// Every accumulate test runs over both providers and both paths.
+// Every accumulate test runs over both providers and both paths (AUTO picks active
+// messages on every provider here, so NATIVE is what exercises the native path).
 struct Setup {
     std::string provider;
-    bool force_am;
+    oscf_acc_choice path;
 };
 Setup test_setup() {
     std::string prov = test_provider();
-    bool am = GENERATE(false, true);
-    return {prov, am};
+    oscf_acc_choice path = GENERATE(OSCF_ACC_NATIVE, OSCF_ACC_AM);
+    return {prov, path};
 }
-oscf_acc_path expected_path(const Setup &s, oscf_type t, oscf_engine *eng) {
-    (void)t;
-    (void)eng;
-    // shm's native atomics are not used (fabric.cpp); tcp has 64-bit integers natively.
-    return s.force_am || s.provider == "shm" ? OSCF_PATH_AM : OSCF_PATH_NATIVE;
+oscf_acc_path expected_path(const Setup &s) {
+    // shm's native atomics are never used (fabric.cpp); tcp has 64-bit integers natively.
+    return s.path == OSCF_ACC_AM || s.provider == "shm" ? OSCF_PATH_AM : OSCF_PATH_NATIVE;
 }
 }  // namespace
 
 TEST_CASE("the path table: integers native on tcp, long double and pairs always emulated", "[accumulate][caps]") {
     Setup s = test_setup();
     size_t sizes[2] = {64, 64};
-    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am);
-    CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_INT64) == expected_path(s, OSCF_TYPE_INT64, t.eng[0]));
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
+    CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_INT64) == expected_path(s));
     CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_LONG_DOUBLE) == OSCF_PATH_AM);
     CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_DOUBLE_COMPLEX) == OSCF_PATH_AM);
     CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_2INT) == OSCF_PATH_AM);
 }
 
+TEST_CASE("auto sends accumulates as active messages where the provider's atomics are software", "[accumulate][caps]") {
+    // shm, tcp;ofi_rxm: both apply atomics in the target's progress, as we would.
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes, 1, OSCF_ACC_AUTO);
+    CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_INT64) == OSCF_PATH_AM);
+    CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_DOUBLE) == OSCF_PATH_AM);
+}
+
 TEST_CASE("accumulate and get_accumulate add into the target and fetch the old values", "[accumulate]") {
     Setup s = test_setup();
     size_t sizes[2] = {64, 64};
-    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am);
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     std::memset(t.mem(1), 0, 64);
     int64_t inc[3] = {1, 2, 3};
     REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
@@ -52,7 +60,7 @@ TEST_CASE("accumulate and get_accumulate add into the target and fetch the old v
     CHECK(m[1] == 12);
     CHECK(m[2] == 18);
     oscf_win_stats st = t.stats(0);
-    if (expected_path(s, OSCF_TYPE_INT64, t.eng[0]) == OSCF_PATH_NATIVE) {
+    if (expected_path(s) == OSCF_PATH_NATIVE) {
         CHECK(st.native_atomics == 6);
         CHECK(st.am_requests == 0);
     } else {
@@ -66,7 +74,7 @@ TEST_CASE("accumulate and get_accumulate add into the target and fetch the old v
 TEST_CASE("types no provider has natively are emulated exactly", "[accumulate][am]") {
     Setup s = test_setup();
     size_t sizes[2] = {256, 256};
-    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am);
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     auto *ld = reinterpret_cast<long double *>(t.mem(1));
     auto *dc = reinterpret_cast<std::complex<double> *>(t.mem(1) + 64);
     struct DoubleInt { double v; int i; };
@@ -103,7 +111,7 @@ TEST_CASE("types no provider has natively are emulated exactly", "[accumulate][a
 TEST_CASE("compare_and_swap swaps only on a match and returns the old value", "[accumulate][cas]") {
     Setup s = test_setup();
     size_t sizes[2] = {64, 64};
-    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 8, s.force_am);
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 8, s.path);
     auto *m = reinterpret_cast<uint32_t *>(t.mem(1) + 16);
     m[0] = 7;
     uint32_t v = 9, wrong = 1, right = 7, old = 0, old2 = 0;
@@ -123,7 +131,7 @@ TEST_CASE("compare_and_swap swaps only on a match and returns the old value", "[
 TEST_CASE("accumulate misuse gets the standard's error classes", "[accumulate][errors]") {
     Setup s = test_setup();
     size_t sizes[2] = {64, 64};
-    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am);
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     std::memset(t.mem(1), 0, 64);
     int64_t v = 1;
     CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, nullptr) == OSCF_ERR_RMA_SYNC);
@@ -142,7 +150,7 @@ TEST_CASE("default ordering: a read between two replaces sees the first; none le
     Setup s = test_setup();
     const unsigned ordering = GENERATE(unsigned{OSCF_ORDER_DEFAULT}, 0u);
     size_t sizes[2] = {64, 64};
-    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.force_am, ordering);
+    TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path, ordering);
     REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
     for (int64_t i = 1; i <= 50; ++i) {
         int64_t v1 = i, v2 = -i, seen = 0;

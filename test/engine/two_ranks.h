@@ -18,9 +18,9 @@ struct TwoRanks {
 
     // sizes[r] bytes on rank r, disp_unit du.
     TwoRanks(const std::string &provider, oscf_win_flavor flavor, const size_t sizes[2], int du = 1,
-             bool force_am = false, unsigned ordering = OSCF_ORDER_DEFAULT) {
+             oscf_acc_choice path = OSCF_ACC_AUTO, unsigned ordering = OSCF_ORDER_DEFAULT) {
         for (int r = 0; r < 2; ++r) {
-            oscf_engine_config cfg{provider.c_str(), provider == "shm", 1, force_am};
+            oscf_engine_config cfg{provider.c_str(), provider == "shm", 1, path};
             REQUIRE(oscf_engine_open(&cfg, &eng[r]) == OSCF_OK);
             oscf_win_params p{};
             p.flavor = flavor;
