@@ -294,6 +294,10 @@ typedef struct oscf_win_stats {
 } oscf_win_stats;
 int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out);
 
+/* Memory registrations alive in this process (all engines and windows) and their
+ * bytes: what a leak check compares before and after creating and freeing windows. */
+int oscf_engine_registration_stats(uint64_t *count, uint64_t *bytes);
+
 #ifdef __cplusplus
 }
 #endif

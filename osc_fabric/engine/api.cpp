@@ -292,3 +292,13 @@ int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, con
 }
 
 }  // extern "C"
+
+extern "C" {
+
+int oscf_engine_registration_stats(uint64_t *count, uint64_t *bytes) {
+    if (!count || !bytes) return OSCF_ERR_ARG;
+    registration_stats(count, bytes);
+    return OSCF_OK;
+}
+
+}  // extern "C"

@@ -249,13 +249,13 @@ int Fabric::insert_address(const void *addr, size_t len, fi_addr_t *out) {
     return OSCF_OK;
 }
 
-int Fabric::register_memory(void *buf, size_t len, fid_ptr<fid_mr> &mr, uint64_t *key) {
+int Fabric::register_memory(void *buf, size_t len, mr_ptr &mr, uint64_t *key) {
     uint64_t requested = limits_.prov_key ? 0 : next_key_++;
     fid_mr *m = nullptr;
     int rc = fi_mr_reg(domain_.get(), buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, requested, 0,
                        &m, nullptr);
     if (rc) return fabric_error("fi_mr_reg", rc);
-    mr.reset(m);
+    mr = adopt_mr(m, len);
     *key = fi_mr_key(m);
     if (*key == FI_KEY_NOTAVAIL) return fabric_error("fi_mr_key", -FI_ENOKEY);
     return OSCF_OK;

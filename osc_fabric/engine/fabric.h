@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fid.h"
+#include "mr.h"
 
 namespace oscf {
 
@@ -46,8 +47,8 @@ public:
     // Inserts a peer address (idempotent: repeated windows reuse the entry).
     int insert_address(const void *addr, size_t len, fi_addr_t *out);
 
-    // Registers [buf, buf+len) for remote read/write/atomics.
-    int register_memory(void *buf, size_t len, fid_ptr<fid_mr> &mr, uint64_t *key);
+    // Registers [buf, buf+len) for remote read/write/atomics (counted, see mr.h).
+    int register_memory(void *buf, size_t len, mr_ptr &mr, uint64_t *key);
 
     // Posts one contiguous RMA between local memory and (remote, key) at dest. Writes ask
     // for delivery completion, since on tcp;ofi_rxm plain completion only means the data

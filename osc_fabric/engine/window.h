@@ -137,12 +137,12 @@ private:
     struct LocalRegion {
         uintptr_t base;
         size_t size;
-        oscf::fid_ptr<fid_mr> mr;
+        oscf::mr_ptr mr;
         uint64_t key;
     };
     struct Table {
         std::unique_ptr<char, void (*)(void *)> mem{nullptr, ::free};
-        oscf::fid_ptr<fid_mr> mr;
+        oscf::mr_ptr mr;
         uint64_t key = 0;
         size_t capacity = 0;
     };
@@ -214,8 +214,8 @@ private:
     } shared_;
     int map_shared(const oscf_win_params &p);
     std::unique_ptr<oscf::WindowState, void (*)(void *)> state_{nullptr, ::free};
-    oscf::fid_ptr<fid_mr> mr_;        // window memory (absent when bytes_ == 0)
-    oscf::fid_ptr<fid_mr> state_mr_;  // WindowState
+    oscf::mr_ptr mr_;        // window memory (absent when bytes_ == 0)
+    oscf::mr_ptr state_mr_;  // WindowState
     uint64_t mr_key_ = 0, state_key_ = 0;
     uint64_t id_ = 0;                 // this window in active messages
     unsigned acc_ordering_ = OSCF_ORDER_DEFAULT;
