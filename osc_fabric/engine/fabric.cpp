@@ -214,6 +214,7 @@ int Fabric::setup(info_ptr info) {
     limits_.send_after_send = (info_->tx_attr->msg_order & FI_ORDER_SAS) != 0;
     limits_.atomics_trusted = atomics_trusted(provider_);
     limits_.atomics_in_software = atomics_in_software(provider_);
+    limits_.rma_in_software = provider_ != "shm" && atomics_in_software(provider_);
     return OSCF_OK;
 }
 

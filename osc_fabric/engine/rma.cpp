@@ -47,6 +47,17 @@ int oscf_win::resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_
     return OSCF_OK;
 }
 
+// Where the provider's fi_write is itself a message that the target's software applies,
+// a small put costs what a message costs, so it joins the target's batch of emulated
+// accumulates as a byte REPLACE record (accumulate_batch.cpp): a run of puts leaves as
+// one message, completed by the next flush like any other operation. MPI orders no put
+// against other puts or gets, so the batch may overtake or trail the fabric's RMA. A
+// request-based put is not batched: its request must complete on its own.
+// Measured on tcp;ofi_rxm, 8-byte puts (osc_latency, osc_bw put_rate): see perf/README.md.
+bool oscf_win::batch_put(size_t len, const OpScope &scope) const {
+    return len <= kBatchedPutMax && fab().limits().rma_in_software && !scope.has_request();
+}
+
 int oscf_win::put(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
                   const oscf_notify *notify) {
     return transfer_all(lk, Dir::write, target, segs, n, disp, notify);
@@ -82,6 +93,10 @@ int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, in
     if (target == rank_) {
         std::memmove(write ? w.local : local, write ? local : w.local, len);
         return OSCF_OK;
+    }
+    if (write && batch_put(len, scope)) {
+        ++stats.puts_batched;
+        return batch_accumulate(p, local, len, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, w.am_offset);
     }
     const ProviderLimits &lim = fab().limits();
     for (size_t done = 0; done < len;) {

@@ -161,6 +161,8 @@ private:
                      int64_t disp, const oscf_notify *notify);
     int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp,
                  int64_t offset, oscf::OpScope &scope);
+    static constexpr size_t kBatchedPutMax = 1024;  // bytes; larger puts go as fi_write
+    bool batch_put(size_t len, const oscf::OpScope &scope) const;
 
     // accumulate.cpp
     // An active-message request header to p's copy of this window (token still unset).
