@@ -235,6 +235,7 @@ int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, ui
                        size_t *old_len) {
     *old_len = 0;
     if (h.opcode == kAmBatch) return serve_batch(h, payload, len);
+    if (h.opcode == kAmFlush) return len == 0 ? OSCF_OK : OSCF_ERR_ARG;  // arrival is the point
     if (!valid_type(h.type) || !valid_op(h.op)) return OSCF_ERR_ARG;
     const auto type = static_cast<oscf_type>(h.type);
     const auto op = static_cast<oscf_op>(h.op);

@@ -113,7 +113,7 @@ int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, si
     b->len = sizeof hdr + n1 + n2;
     fid_ep *ep = fab_.ep();
     // A request whose send fails will get no reply: fail it now so nobody waits.
-    const bool request = hdr.opcode != kAmReply;
+    const bool request = hdr.opcode != kAmReply && !(hdr.flags & kAmNoReply);
     const uint64_t token = hdr.token;
     progress_.post_or_defer(
         "fi_send", [ep, b, dest] { return fi_send(ep, b->data, b->len, nullptr, dest, b); },
@@ -160,6 +160,12 @@ void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, s
     size_t old_len = 0;
     reply.status = win.serve_am(h, payload, len, old, &old_len);
     ++served_;
+    if (h.flags & kAmNoReply) {
+        if (reply.status != OSCF_OK)
+            log(0, "active message from rank %u failed at this target: %s", h.origin_rank,
+                oscf_status_str(reply.status));
+        return;
+    }
     fi_addr_t dest;
     if (win.peer_address(h.origin_rank, &dest) != OSCF_OK) {
         log(0, "active message from rank %u, outside the window's group, dropped", h.origin_rank);

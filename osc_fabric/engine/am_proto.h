@@ -3,6 +3,7 @@
 // version, the opcode against kAmOpcodeMax and every length before dispatch.
 //   version 1: accumulate and compare-and-swap requests, and their replies.
 //   version 2: batches of non-fetching accumulates (kAmBatch).
+//   version 3: requests that want no reply (kAmNoReply) and kAmFlush.
 #pragma once
 
 #include <cstddef>
@@ -10,19 +11,22 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 2;
+constexpr uint8_t kAmVersion = 3;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,    // payload: count origin elements (none for a fetching NO_OP)
     kAmCompareSwap = 1,   // payload: origin element, then compare element
     kAmReply = 2,         // payload: old target values when the request asked to fetch
     kAmBatch = 3,         // payload: count AmRecords, each followed by its padded data
+    kAmFlush = 4,         // no payload; its reply says every earlier message from this
+                          // origin was applied (providers with send-after-send order)
     kAmOpcodeMax
 };
 
 enum AmFlags : uint8_t {
     kAmFetch = 1,      // reply with the old target values
     kAmStateWord = 2,  // offset is into the target's WindowState (lock word), not its memory
+    kAmNoReply = 4,    // apply and stay silent (token unused): a failure is only logged
 };
 
 struct AmHeader {

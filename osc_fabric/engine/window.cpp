@@ -148,6 +148,7 @@ int oscf_win::free_begin(Guard &lk) {
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_free with a passive-target epoch open");
     if (pscw_access_ || pscw_exposure_)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_free with a post/start epoch open");
-    int rc = wait_idle(lk, all_ops_);
+    int rc = confirm_releases();
+    if (rc == OSCF_OK) rc = wait_idle(lk, all_ops_);
     return rc ? rc : all_ops_.take_error();
 }

@@ -97,6 +97,7 @@ private:
         oscf::OpCounter acc;  // the accumulates among them (child of ops)
         LockMode lock = LockMode::none;
         bool lock_acquired = false;  // false under MPI_MODE_NOCHECK: nothing to release
+        bool release_unanswered = false;  // a kAmNoReply release went out since (lock.cpp)
         // Non-fetching emulated accumulates waiting to leave as one kAmBatch message
         // (accumulate_batch.cpp); counted on acc only once sent.
         std::unique_ptr<uint8_t[]> batch;  // kAmMaxPayload bytes, allocated at first use
@@ -118,6 +119,7 @@ private:
     // lock.cpp
     int acquire(Guard &lk, Peer &p, bool exclusive);
     int release(Peer &p);
+    int confirm_releases();  // before free: every silent release has been applied
     int lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
                          uint64_t *old);
     int lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare, uint64_t *old);

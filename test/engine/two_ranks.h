@@ -40,12 +40,13 @@ struct TwoRanks {
         for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_local_blob(win[r], blobs.data() + r * bs) == OSCF_OK);
         for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_connect(win[r], blobs.data()) == OSCF_OK);
     }
+    // As MPI_Win_free does: every rank completes its side (free_begin) before any
+    // window goes away, since completing may need the peer to answer.
     ~TwoRanks() {
+        for (int r = 0; r < 2; ++r)
+            if (win[r]) oscf_win_free_begin(win[r]);
         for (int r = 0; r < 2; ++r) {
-            if (win[r]) {
-                oscf_win_free_begin(win[r]);
-                oscf_win_destroy(win[r]);
-            }
+            if (win[r]) oscf_win_destroy(win[r]);
             if (eng[r]) oscf_engine_close(eng[r]);
         }
     }
