@@ -171,7 +171,10 @@ int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *r
     const bool batch = path == OSCF_PATH_AM && !result && op != OSCF_OP_NO_OP && !scope.has_request();
     int rc = path == OSCF_PATH_AM && !batch ? send_batch(p) : OSCF_OK;
     if (rc || (rc = order_accumulate(lk, p, path))) return rc;
-    if (path == OSCF_PATH_NATIVE) return post_native(p, origin, result, count, type, op, w, scope);
+    if (path == OSCF_PATH_NATIVE) {
+        if ((rc = await_grant(lk, p))) return rc;  // native atomics bypass the lock queue
+        return post_native(p, origin, result, count, type, op, w, scope);
+    }
     if (batch) return batch_accumulate(p, origin, count, type, op, w.am_offset);
     return post_am(p, origin, result, count, type, op, w.am_offset, scope);
 }
@@ -190,6 +193,7 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
     if (path == OSCF_PATH_AM && (rc = send_batch(p))) return rc;
     if ((rc = order_accumulate(lk, p, path))) return rc;
     if (path == OSCF_PATH_NATIVE) {
+        if ((rc = await_grant(lk, p))) return rc;
         const auto dt = static_cast<fi_datatype>(fi_type_of(type));
         rc = progress().post("fi_compare_atomic", [&] {
             return fi_compare_atomic(fab().ep(), origin, 1, nullptr, compare, nullptr, result,
@@ -236,6 +240,7 @@ int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, ui
     *old_len = 0;
     if (h.opcode == kAmBatch) return serve_batch(h, payload, len);
     if (h.opcode == kAmFlush) return len == 0 ? OSCF_OK : OSCF_ERR_ARG;  // arrival is the point
+    if (h.opcode == kAmLockShared) return len == 0 ? grant_shared() : OSCF_ERR_ARG;
     if (!valid_type(h.type) || !valid_op(h.op)) return OSCF_ERR_ARG;
     const auto type = static_cast<oscf_type>(h.type);
     const auto op = static_cast<oscf_op>(h.op);

@@ -66,6 +66,17 @@ void ActiveMessages::repost(RecvBuffer &b) {
         [](int) { log(0, "a receive buffer for active messages could not be reposted"); });
 }
 
+void ActiveMessages::remove_window(uint64_t id) {
+    windows_.erase(id);
+    // Requests still held for a window being freed belong to an erroneous program (an
+    // origin inside a lock epoch at MPI_Win_free): drop them with a word.
+    for (auto it = held_.lower_bound({id, 0}); it != held_.end() && it->first.first == id;) {
+        log(0, "window freed with %zu requests of rank %u waiting for its lock", it->second.size(),
+            it->first.second);
+        it = held_.erase(it);
+    }
+}
+
 void ActiveMessages::fail_request(uint64_t token, int status) {
     AmHeader h{};
     h.token = token;
@@ -152,6 +163,18 @@ void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, s
         return;
     }
     oscf_win &win = *it->second;
+    const auto key = std::make_pair(h.window_id, h.origin_rank);
+    auto hold = [&] {
+        std::vector<uint8_t> msg(sizeof h + len);
+        std::memcpy(msg.data(), &h, sizeof h);
+        if (len) std::memcpy(msg.data() + sizeof h, payload, len);
+        held_[key].push_back(std::move(msg));
+    };
+    // Behind a held lock request of the same origin: wait with it, in order.
+    if (!held_.empty() && held_.count(key)) {
+        hold();
+        return;
+    }
     AmHeader reply{};
     reply.version = kAmVersion;
     reply.opcode = kAmReply;
@@ -159,19 +182,38 @@ void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, s
     uint8_t old[kAmMaxPayload];
     size_t old_len = 0;
     reply.status = win.serve_am(h, payload, len, old, &old_len);
+    if (reply.status == kAmDeferred) {
+        hold();
+        return;
+    }
     ++served_;
+    fi_addr_t dest;
     if (h.flags & kAmNoReply) {
         if (reply.status != OSCF_OK)
             log(0, "active message from rank %u failed at this target: %s", h.origin_rank,
                 oscf_status_str(reply.status));
-        return;
-    }
-    fi_addr_t dest;
-    if (win.peer_address(h.origin_rank, &dest) != OSCF_OK) {
+    } else if (win.peer_address(h.origin_rank, &dest) != OSCF_OK) {
         log(0, "active message from rank %u, outside the window's group, dropped", h.origin_rank);
-        return;
+    } else {
+        send(dest, reply, old, reply.status == OSCF_OK ? old_len : 0);
     }
-    send(dest, reply, old, reply.status == OSCF_OK ? old_len : 0);
+    // A lock word changed: held lock requests to this window may be grantable now.
+    if ((h.flags & kAmStateWord) && !held_.empty()) redispatch(h.window_id);
+}
+
+void ActiveMessages::redispatch(uint64_t window_id) {
+    // Keys first: replaying may hold a request again (a new entry under its key) or
+    // release a lock and redispatch recursively; each key is looked up afresh.
+    std::vector<std::pair<uint64_t, uint32_t>> keys;
+    for (auto it = held_.lower_bound({window_id, 0}); it != held_.end() && it->first.first == window_id; ++it)
+        keys.push_back(it->first);
+    for (const auto &k : keys) {
+        auto it = held_.find(k);
+        if (it == held_.end()) continue;
+        std::deque<std::vector<uint8_t>> q = std::move(it->second);
+        held_.erase(it);
+        for (const auto &msg : q) on_receive(msg.data(), msg.size());
+    }
 }
 
 void ActiveMessages::handle_reply(const AmHeader &h, const uint8_t *payload, size_t len) {

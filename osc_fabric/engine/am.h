@@ -5,8 +5,11 @@
 // accumulate.cpp; this file only moves messages.
 #pragma once
 
+#include <deque>
+#include <map>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "am_proto.h"
@@ -15,6 +18,11 @@
 struct oscf_win;
 
 namespace oscf {
+
+// Not an error: what a window's serve_am returns for a request it cannot apply yet (a
+// shared lock request while an exclusive holder has the lock). The message layer then
+// holds it, and everything after it from the same origin, until redispatch().
+constexpr int kAmDeferred = 1;
 
 // The origin side of one request in flight: where the reply's data goes, and the
 // counter to complete.
@@ -36,7 +44,7 @@ public:
     int start(size_t receive_buffers);
 
     void add_window(uint64_t id, oscf_win *win) { windows_[id] = win; }
-    void remove_window(uint64_t id) { windows_.erase(id); }
+    void remove_window(uint64_t id);
 
     // A request whose reply completes `counter` (and copies up to result_bytes of
     // fetched data to result). Returns its token.
@@ -51,6 +59,10 @@ public:
     void on_receive(const uint8_t *msg, size_t len);
 
     uint64_t requests_served() const { return served_; }
+
+    // Runs the held requests of one window again, in arrival order per origin: called
+    // whenever that window's lock word lost an exclusive holder.
+    void redispatch(uint64_t window_id);
 
 private:
     class RecvBuffer;
@@ -72,6 +84,9 @@ private:
     std::vector<AmRequest> requests_;  // indexed by token's low 32 bits
     std::vector<uint32_t> free_requests_;
     std::unordered_map<uint64_t, oscf_win *> windows_;
+    // Held requests (whole messages) by (window id, origin rank); ordered so redispatch
+    // finds one window's entries together. Empty except while a lock is contended.
+    std::map<std::pair<uint64_t, uint32_t>, std::deque<std::vector<uint8_t>>> held_;
     uint64_t served_ = 0;
     bool closing_ = false;
 };

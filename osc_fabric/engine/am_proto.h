@@ -3,7 +3,8 @@
 // version, the opcode against kAmOpcodeMax and every length before dispatch.
 //   version 1: accumulate and compare-and-swap requests, and their replies.
 //   version 2: batches of non-fetching accumulates (kAmBatch).
-//   version 3: requests that want no reply (kAmNoReply) and kAmFlush.
+//   version 3: requests that want no reply (kAmNoReply), kAmFlush, and shared lock
+//              requests the target queues until it can grant them (kAmLockShared).
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,10 @@ enum AmOpcode : uint8_t {
     kAmBatch = 3,         // payload: count AmRecords, each followed by its padded data
     kAmFlush = 4,         // no payload; its reply says every earlier message from this
                           // origin was applied (providers with send-after-send order)
+    kAmLockShared = 5,    // no payload; take a shared hold on the lock word (lock.cpp). If an
+                          // exclusive holder has it, the target holds this request and every
+                          // later one from the same origin to the same window until it can
+                          // grant; the reply is the grant.
     kAmOpcodeMax
 };
 

@@ -40,7 +40,7 @@ int oscf_win::begin_access(Guard &lk, int target, const char *what) {
         // O(1) and unlock_all touches only the targets used.
         p.lock = LockMode::shared;
         if (!lock_all_nocheck_) {
-            rc = acquire(lk, p, false);
+            rc = take_shared(lk, p);
             if (rc) {
                 p.lock = LockMode::none;
                 return rc;

@@ -18,6 +18,15 @@
 // reply would only queue in front of the next acquire's (measured on tcp;ofi_rxm:
 // back-to-back lock + unlock took 2 round trips with the reply, 1 without). Window free
 // then sends one kAmFlush to each target whose release went unanswered.
+//
+// On that same path a shared lock is a request the target queues (kAmLockShared): the
+// target grants it (+1) when no exclusive holder has the word, and otherwise holds it,
+// and every later message from that origin to that window, until a release lets it
+// grant (am.cpp, redispatch). So the origin does not wait for the grant before issuing:
+// what it sends to that target lands after the grant anyway. Only what bypasses the
+// target's message handling, fabric RMA and native atomics, waits for it (await_grant).
+// Lock + small put + unlock is then one round trip: the flush's reply follows the grant.
+// Exclusive locks still take the word with compare-and-swap from the origin.
 // Every access to a lock word goes through the fabric, including our own: NIC (and
 // libfabric software) atomics are not coherent with CPU atomics. Where the provider's
 // atomics are not used (shm, see fabric.cpp), every access is an active message applied
@@ -110,6 +119,7 @@ int oscf_win::release(Peer &p) {
     const uint64_t *delta = p.lock == LockMode::exclusive ? &kUndoExclusive : &kUndoShared;
     if (&p == &peers_[static_cast<size_t>(rank_)] && !eng_.caps.native(OSCF_TYPE_UINT64)) {
         apply_reduction(OSCF_OP_SUM, OSCF_TYPE_UINT64, &state_->lock, delta, 1);
+        eng_.am->redispatch(id_);  // shared requests held behind our exclusive hold
         return OSCF_OK;
     }
     ++stats.lock_attempts;
@@ -131,6 +141,38 @@ int oscf_win::release(Peer &p) {
                                p.state_key, &releases_);
     if (rc == OSCF_OK) releases_.on_post();
     return rc;
+}
+
+bool oscf_win::lock_requests_queue() const {
+    return !eng_.caps.native(OSCF_TYPE_UINT64) && fab().limits().send_after_send;
+}
+
+int oscf_win::request_shared(Peer &p) {
+    ++stats.lock_attempts;
+    AmHeader h = am_request(p, kAmLockShared, OSCF_TYPE_UINT64, OSCF_OP_NO_OP, kAmStateWord, 0,
+                            kLockWordOffset);
+    h.token = eng_.am->new_request(&p.lock_grant, nullptr, 0);
+    p.lock_grant.on_post();
+    return eng_.am->send(p.addr, h, nullptr, 0);  // a failed send fails the request
+}
+
+// Our own lock word is changed directly under the engine lock, so there is nothing to
+// queue behind: take it the blocking way.
+int oscf_win::take_shared(Guard &lk, Peer &p) {
+    if (lock_requests_queue() && &p != &peers_[static_cast<size_t>(rank_)]) return request_shared(p);
+    return acquire(lk, p, false);
+}
+
+int oscf_win::await_grant(Guard &lk, Peer &p) {
+    if (p.lock_grant.idle()) return OSCF_OK;
+    int rc = wait_idle(lk, p.lock_grant);
+    return rc ? rc : p.lock_grant.take_error();
+}
+
+int oscf_win::grant_shared() {
+    if (state_->lock >= kExclusive) return kAmDeferred;
+    state_->lock += 1;
+    return OSCF_OK;
 }
 
 int oscf_win::confirm_releases() {
@@ -156,7 +198,7 @@ int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
     if (p.lock != LockMode::none)
         return usage_error(OSCF_ERR_RMA_CONFLICT, "rank %d is already locked by this process", target);
     bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
-    if (!nocheck && (rc = acquire(lk, p, exclusive))) return rc;
+    if (!nocheck && (rc = exclusive ? acquire(lk, p, true) : take_shared(lk, p))) return rc;
     p.lock = exclusive ? LockMode::exclusive : LockMode::shared;
     p.lock_acquired = !nocheck;
     ++locks_held_;

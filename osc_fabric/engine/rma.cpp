@@ -98,6 +98,8 @@ int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, in
         ++stats.puts_batched;
         return batch_accumulate(p, local, len, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, w.am_offset);
     }
+    // The fabric's RMA does not queue behind our lock request at the target.
+    if ((rc = await_grant(lk, p))) return rc;
     const ProviderLimits &lim = fab().limits();
     for (size_t done = 0; done < len;) {
         size_t n = std::min(len - done, lim.max_msg_size);

@@ -130,6 +130,7 @@ int oscf_win::connect(const WinBlob *blobs) {
         p.disp_unit = b.disp_unit;
         p.ops.parent = &all_ops_;
         p.acc.parent = &p.ops;
+        p.lock_grant.parent = &p.ops;
         p.am_window_id = b.am_window_id;
     }
     releases_.parent = &all_ops_;

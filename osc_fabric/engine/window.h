@@ -98,6 +98,8 @@ private:
         LockMode lock = LockMode::none;
         bool lock_acquired = false;  // false under MPI_MODE_NOCHECK: nothing to release
         bool release_unanswered = false;  // a kAmNoReply release went out since (lock.cpp)
+        // Our kAmLockShared request to this target, until granted (child of ops).
+        oscf::OpCounter lock_grant;
         // Non-fetching emulated accumulates waiting to leave as one kAmBatch message
         // (accumulate_batch.cpp); counted on acc only once sent.
         std::unique_ptr<uint8_t[]> batch;  // kAmMaxPayload bytes, allocated at first use
@@ -120,6 +122,11 @@ private:
     int acquire(Guard &lk, Peer &p, bool exclusive);
     int release(Peer &p);
     int confirm_releases();  // before free: every silent release has been applied
+    bool lock_requests_queue() const;
+    int request_shared(Peer &p);
+    int take_shared(Guard &lk, Peer &p);
+    int await_grant(Guard &lk, Peer &p);
+    int grant_shared();  // target side of kAmLockShared
     int lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
                          uint64_t *old);
     int lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare, uint64_t *old);

@@ -1,5 +1,6 @@
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "two_ranks.h"
@@ -79,8 +80,12 @@ TEST_CASE("shared locks are held together; an exclusive one waits for both", "[l
     std::string prov = test_provider();
     size_t sizes[2] = {64, 64};
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    // MPI_Win_lock may return before the lock is held (it does on the active-message
+    // path, lock.cpp); a flush returns only once it is.
     REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
-    REQUIRE(oscf_win_lock(t.win[1], 1, 0, 0) == OSCF_OK);  // would hang if shared excluded shared
+    REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+    REQUIRE(oscf_win_lock(t.win[1], 1, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[1], 1) == OSCF_OK);  // would hang if shared excluded shared
     REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
     std::atomic<bool> got{false};
     std::thread writer([&] {
@@ -93,6 +98,33 @@ TEST_CASE("shared locks are held together; an exclusive one waits for both", "[l
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     writer.join();
     CHECK(got.load());
+}
+
+TEST_CASE("a shared lock request waits at the target behind an exclusive holder, with what follows it", "[lock]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    std::memset(t.mem(1), 0, 64);
+    REQUIRE(oscf_win_lock(t.win[1], 1, 1, 0) == OSCF_OK);  // rank 1 holds itself exclusively
+    std::atomic<bool> done{false};
+    long v = 7;
+    std::thread origin([&] {
+        REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+        REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+        done = true;
+        REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_FALSE(done.load());
+    long seen;
+    std::memcpy(&seen, t.mem(1), sizeof seen);
+    CHECK(seen == 0);  // the put did not overtake the exclusive holder
+    REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
+    origin.join();
+    std::memcpy(&seen, t.mem(1), sizeof seen);
+    CHECK(seen == 7);
+    CHECK(t.stats(0).lock_attempts == 2);  // one request (no retries) and the release
 }
 
 TEST_CASE("lock_all takes a target's lock only when first used; NOCHECK takes none", "[lock]") {
