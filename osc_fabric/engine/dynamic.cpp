@@ -5,6 +5,12 @@
 // address outside every region after that is MPI_ERR_RMA_RANGE. The table grows by
 // doubling; an outgrown table stays registered until the window is freed, so an origin
 // reading an old location still reads a consistent (if stale) copy and retries.
+//
+// A cached region may have been detached since (an erroneous access in MPI terms). Where
+// the provider rejects a stale key that surfaces as an error from the fabric; shm does
+// not (libfabric 1.17: the write to a detached, unmapped region never completes). There
+// an origin checks the owner's table generation, one 8-byte read, the first time it
+// uses its cache in each access epoch, and a stale entry becomes MPI_ERR_RMA_RANGE.
 
 #include <algorithm>
 #include <cstring>
@@ -54,6 +60,7 @@ int oscf_win::publish_regions() {
     state_->reserved[kTableAddrWord] = virt ? reinterpret_cast<uintptr_t>(t.mem.get()) : 0;
     state_->reserved[kTableKeyWord] = t.key;
     state_->reserved[kTableCapacityWord] = t.capacity;
+    state_->reserved[kTableGenerationWord] = table_generation_;
     return OSCF_OK;
 }
 
@@ -117,6 +124,7 @@ int oscf_win::refresh_regions(Guard &lk, Peer &p) {
         std::memcpy(&hdr, copy.data(), sizeof hdr);
         std::memcpy(&trailer, copy.data() + copy.size() - 8, sizeof trailer);
         if (hdr.generation != trailer || (hdr.generation & 1) || hdr.count > capacity) continue;
+        p.regions_generation = hdr.generation;
         p.regions.resize(hdr.count);
         std::memcpy(p.regions.data(), copy.data() + sizeof hdr, hdr.count * sizeof(Region));
         return OSCF_OK;
@@ -144,6 +152,15 @@ int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, 
             if (addr >= r.base && len <= r.size && addr - r.base <= r.size - len) return &r;
         return nullptr;
     };
+    if (!fab().limits().rejects_stale_keys && p.regions_checked_epoch != access_epoch_) {
+        uint64_t gen = 0;
+        int rc = read_remote(lk, p, &gen, sizeof gen,
+                             p.state_base + offsetof(WindowState, reserved) + 8 * kTableGenerationWord,
+                             p.state_key);
+        if (rc) return rc;
+        if (gen != p.regions_generation && (rc = refresh_regions(lk, p))) return rc;
+        p.regions_checked_epoch = access_epoch_;
+    }
     const Region *r = find();
     if (!r) {  // attached since we last looked, or never: ask the owner's table
         int rc = refresh_regions(lk, p);

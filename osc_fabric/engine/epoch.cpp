@@ -71,6 +71,7 @@ int oscf_win::fence(Guard &lk, int assert_bits) {
         ++stats.fence_waits_skipped;
     }
     fence_open_ = (assert_bits & OSCF_MODE_NOSUCCEED) == 0;
+    ++access_epoch_;
     ops_since_fence_ = false;
     return rc;
 }

@@ -215,6 +215,7 @@ int Fabric::setup(info_ptr info) {
     limits_.atomics_trusted = atomics_trusted(provider_);
     limits_.atomics_in_software = atomics_in_software(provider_);
     limits_.rma_in_software = provider_ != "shm" && atomics_in_software(provider_);
+    limits_.rejects_stale_keys = provider_ != "shm";
     return OSCF_OK;
 }
 

@@ -202,6 +202,7 @@ int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
     p.lock = exclusive ? LockMode::exclusive : LockMode::shared;
     p.lock_acquired = !nocheck;
     ++locks_held_;
+    ++access_epoch_;
     return OSCF_OK;
 }
 
@@ -227,6 +228,7 @@ int oscf_win::lock_all(Guard &, int assert_bits) {
     int rc = close_idle_fence("MPI_Win_lock_all");
     if (rc) return rc;
     lock_all_ = true;
+    ++access_epoch_;
     lock_all_nocheck_ = (assert_bits & OSCF_MODE_NOCHECK) != 0;
     lock_all_acquired_.clear();
     return OSCF_OK;

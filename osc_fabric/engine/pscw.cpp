@@ -59,6 +59,7 @@ int oscf_win::start(Guard &lk, const int *group, int n, int assert_bits) {
         for (int t : access_group_) ++posts_seen_[static_cast<size_t>(t)];
     }
     pscw_access_ = true;
+    ++access_epoch_;
     return OSCF_OK;
 }
 

@@ -93,6 +93,8 @@ private:
         uint32_t disp_unit = 1;
         uint64_t am_window_id = 0;
         std::vector<oscf::Region> regions;  // dynamic windows: cached copy of its table
+        uint64_t regions_generation = 0;    // of that copy
+        uint64_t regions_checked_epoch = 0;  // access_epoch_ when last compared (dynamic.cpp)
         oscf::OpCounter ops;  // this origin's operations to this target
         oscf::OpCounter acc;  // the accumulates among them (child of ops)
         LockMode lock = LockMode::none;
@@ -237,6 +239,7 @@ private:
     oscf::OpCounter releases_;  // lock releases in flight (lock.cpp), under all_ops_
 
     // Epoch state (epoch.cpp has the rules).
+    uint64_t access_epoch_ = 1;     // counts access epochs opened (fence, start, lock, lock_all)
     bool fence_open_ = false;       // between fences (not closed by MPI_MODE_NOSUCCEED)
     bool ops_since_fence_ = false;  // an idle fence epoch may give way to a lock epoch
     int locks_held_ = 0;            // targets locked with MPI_Win_lock

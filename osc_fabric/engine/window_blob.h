@@ -41,7 +41,8 @@ struct alignas(64) WindowState {
 static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
 
 // Dynamic windows (dynamic.cpp): WindowState::reserved[0..2] hold where the owner's
-// region table is (remote address, key, capacity in entries). The table is a header,
+// region table is (remote address, key, capacity in entries), reserved[3] the
+// generation of its latest consistent copy. The table is a header,
 // `capacity` regions, and a trailing copy of the generation: a reader accepts a copy
 // whose two generations are equal and even (the owner makes them odd while editing).
 struct Region {
@@ -54,7 +55,8 @@ struct RegionTableHeader {
     uint64_t count;
 };
 static_assert(sizeof(Region) == 24 && sizeof(RegionTableHeader) == 16, "wire format");
-constexpr size_t kTableAddrWord = 0, kTableKeyWord = 1, kTableCapacityWord = 2;
+constexpr size_t kTableAddrWord = 0, kTableKeyWord = 1, kTableCapacityWord = 2,
+                 kTableGenerationWord = 3;
 constexpr size_t region_table_bytes(size_t capacity) {
     return sizeof(RegionTableHeader) + capacity * sizeof(Region) + sizeof(uint64_t);
 }

@@ -8,8 +8,11 @@
  *   fault_cases stale_key   rank 1 detaches a region of a dynamic window and frees it;
  *                           rank 0, which cached the region, writes to it again (an
  *                           erroneous program). The put or its flush must return an MPI
- *                           error (the plugin logs the libfabric reason), not crash or
- *                           hang. tcp;ofi_rxm drops the connection after a remote access
+ *                           error, not crash or hang: MPI_ERR_RMA_RANGE where the
+ *                           target checks the address (small puts on tcp, any put on shm,
+ *                           where the origin revalidates its cache each epoch), else the
+ *                           provider's error with the libfabric reason logged.
+ *                           tcp;ofi_rxm drops the connection after a remote access
  *                           error, so later calls may fail too; they must return.
  *   fault_cases flood N     N back-to-back 8-byte puts and N accumulates in one epoch,
  *                           then one flush: -FI_EAGAIN is absorbed by progress, every
