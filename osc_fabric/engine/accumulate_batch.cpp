@@ -41,6 +41,8 @@ int oscf_win::batch_accumulate(Peer &p, const char *origin, size_t count, oscf_t
         uint8_t *at = p.batch.get() + p.batch_len;
         std::memcpy(at, &r, sizeof r);
         std::memcpy(at + sizeof r, origin + done * size, bytes);
+        // The padding to the next record travels too: never send stale heap bytes.
+        std::memset(at + sizeof r + bytes, 0, am_record_bytes(bytes) - sizeof r - bytes);
         p.batch_len += am_record_bytes(bytes);
         ++p.batch_records;
         ++stats.am_requests;
