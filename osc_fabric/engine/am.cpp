@@ -25,12 +25,18 @@ private:
 class ActiveMessages::SendBuffer final : public Completion {
 public:
     explicit SendBuffer(ActiveMessages &am) : am_(am) {}
+    // A send that fails in the completion queue (the connection broke) gets no reply
+    // either: its request fails here, or whoever waits on it would wait forever.
     void complete(int status, size_t) override {
-        if (status != OSCF_OK) log(0, "active message send failed");
         am_.release(this);
+        if (status == OSCF_OK) return;
+        log(0, "active message send failed");
+        if (awaits_reply) am_.fail_request(token, status);
     }
     alignas(16) uint8_t data[kAmBufferSize];
     size_t len = 0;
+    bool awaits_reply = false;
+    uint64_t token = 0;
 
 private:
     ActiveMessages &am_;
@@ -124,14 +130,11 @@ int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, si
     b->len = sizeof hdr + n1 + n2;
     fid_ep *ep = fab_.ep();
     // A request whose send fails will get no reply: fail it now so nobody waits.
-    const bool request = hdr.opcode != kAmReply && !(hdr.flags & kAmNoReply);
-    const uint64_t token = hdr.token;
+    b->awaits_reply = hdr.opcode != kAmReply && !(hdr.flags & kAmNoReply);
+    b->token = hdr.token;
     progress_.post_or_defer(
         "fi_send", [ep, b, dest] { return fi_send(ep, b->data, b->len, nullptr, dest, b); },
-        [this, b, request, token](int status) {
-            release(b);
-            if (request) fail_request(token, status);
-        });
+        [b](int status) { b->complete(status, 0); });
     return OSCF_OK;
 }
 

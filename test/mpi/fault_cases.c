@@ -102,7 +102,17 @@ static void stale_key(int rank)
         if (rc == MPI_SUCCESS) rc = MPI_Win_flush(1, win);
         int cls = check_error_class(rc);
         CHECK(rc != MPI_SUCCESS, "a put to a detached region returned MPI_SUCCESS");
-        printf("fault_cases: put to a detached region: %s\n", check_class_name(cls));
+        printf("fault_cases: 8-byte put to a detached region: %s\n", check_class_name(cls));
+        /* A large put is an RMA write of its own on every provider (small ones may
+         * travel in active messages the target checks): on tcp;ofi_rxm its stale key is
+         * the provider's error, which must come back with its reason logged. That
+         * provider also drops the connection over it, so the calls after it may fail. */
+        static char big[65536];
+        rc = MPI_Put(big, sizeof big, MPI_BYTE, 1, addr[0], sizeof big, MPI_BYTE, win);
+        if (rc == MPI_SUCCESS) rc = MPI_Win_flush(1, win);
+        cls = check_error_class(rc);
+        CHECK(rc != MPI_SUCCESS, "a 64 KiB put to a detached region returned MPI_SUCCESS");
+        printf("fault_cases: 64 KiB put to a detached region: %s\n", check_class_name(cls));
         /* What follows may fail as well (see above), but must return. */
         int urc = MPI_Win_unlock(1, win);
         printf("fault_cases: MPI_Win_unlock afterwards: %s\n", check_class_name(check_error_class(urc)));
