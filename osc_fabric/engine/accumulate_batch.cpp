@@ -29,10 +29,7 @@ int oscf_win::batch_accumulate(Peer &p, const char *origin, size_t count, oscf_t
             int rc = send_batch(p);
             if (rc) return rc;
         }
-        if (!p.batch_listed) {
-            p.batch_listed = true;
-            batched_.push_back(static_cast<int>(&p - peers_.data()));
-        }
+        list_for_sending(p);
         AmRecord r{};
         r.offset = offset + done * size;
         r.count = static_cast<uint32_t>(n);
@@ -51,10 +48,25 @@ int oscf_win::batch_accumulate(Peer &p, const char *origin, size_t count, oscf_t
     return OSCF_OK;
 }
 
+void oscf_win::list_for_sending(Peer &p) {
+    if (p.batch_listed) return;
+    p.batch_listed = true;
+    batched_.push_back(static_cast<int>(&p - peers_.data()));
+}
+
+// Sends p's batch, carrying our unsent lock request (lock.cpp) if there is one; with no
+// records, just the request.
 int oscf_win::send_batch(Peer &p) {
-    if (p.batch_records == 0) return OSCF_OK;
-    AmHeader h = am_request(p, kAmBatch, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, 0, p.batch_records, 0);
-    h.token = eng_.am->new_request(&p.acc, nullptr, 0);
+    if (p.batch_records == 0) return p.lock_request_unsent ? send_lock_request(p) : OSCF_OK;
+    Completion *done = &p.acc;
+    uint8_t flags = 0;
+    if (p.lock_request_unsent) {
+        p.lock_request_unsent = false;
+        flags = kAmTakeShared;
+        done = &p.batch_and_grant;
+    }
+    AmHeader h = am_request(p, kAmBatch, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, flags, p.batch_records, 0);
+    h.token = eng_.am->new_request(done, nullptr, 0);
     p.acc.on_post();
     const size_t len = p.batch_len;
     p.batch_len = 0;
@@ -62,7 +74,7 @@ int oscf_win::send_batch(Peer &p) {
     ++stats.am_batches;
     // p stays in batched_ (batch_listed) until send_batches(), which skips it if empty.
     int rc = eng_.am->send(p.addr, h, p.batch.get(), len);
-    if (rc) p.acc.on_complete(rc);  // no reply will come
+    if (rc) done->complete(rc, 0);  // no reply will come
     return rc;
 }
 
@@ -80,6 +92,8 @@ int oscf_win::send_batches() {
 
 int oscf_win::serve_batch(const AmHeader &h, const uint8_t *payload, size_t len) {
     int status = OSCF_OK;
+    // The origin's shared lock request travels here: held (with the batch) until granted.
+    if ((h.flags & kAmTakeShared) && (status = grant_shared()) != OSCF_OK) return status;
     size_t at = 0;
     for (uint32_t i = 0; i < h.count; ++i) {
         AmRecord r;

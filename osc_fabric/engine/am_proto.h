@@ -4,7 +4,8 @@
 //   version 1: accumulate and compare-and-swap requests, and their replies.
 //   version 2: batches of non-fetching accumulates (kAmBatch).
 //   version 3: requests that want no reply (kAmNoReply), kAmFlush, and shared lock
-//              requests the target queues until it can grant them (kAmLockShared).
+//              requests the target queues until it can grant them (kAmLockShared,
+//              or kAmTakeShared on the batch that carries one).
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,8 @@ enum AmFlags : uint8_t {
     kAmFetch = 1,      // reply with the old target values
     kAmStateWord = 2,  // offset is into the target's WindowState (lock word), not its memory
     kAmNoReply = 4,    // apply and stay silent (token unused): a failure is only logged
+    kAmTakeShared = 8, // kAmBatch: first take a shared hold as kAmLockShared does (held
+                       // until grantable); one reply answers both
 };
 
 struct AmHeader {

@@ -147,13 +147,32 @@ bool oscf_win::lock_requests_queue() const {
     return !eng_.caps.native(OSCF_TYPE_UINT64) && fab().limits().send_after_send;
 }
 
+// The request leaves with the first batch to the target (kAmTakeShared), or alone
+// before any other message to it or any wait (send_batch): on tcp;ofi_rxm every
+// message costs a system call on both sides, and lock + put + unlock then sends one.
 int oscf_win::request_shared(Peer &p) {
     ++stats.lock_attempts;
+    p.lock_grant.on_post();
+    p.lock_request_unsent = true;
+    list_for_sending(p);
+    return OSCF_OK;
+}
+
+int oscf_win::send_lock_request(Peer &p) {
+    p.lock_request_unsent = false;
     AmHeader h = am_request(p, kAmLockShared, OSCF_TYPE_UINT64, OSCF_OP_NO_OP, kAmStateWord, 0,
                             kLockWordOffset);
     h.token = eng_.am->new_request(&p.lock_grant, nullptr, 0);
-    p.lock_grant.on_post();
     return eng_.am->send(p.addr, h, nullptr, 0);  // a failed send fails the request
+}
+
+// An epoch that issued nothing to p never needs its lock: nobody can tell it was not
+// taken. Called at unlock, before anything could send the request.
+void oscf_win::cancel_unsent_lock(Peer &p) {
+    if (!p.lock_request_unsent || p.batch_records) return;
+    p.lock_request_unsent = false;
+    p.lock_grant.on_complete(OSCF_OK);
+    p.lock_acquired = false;
 }
 
 // Our own lock word is changed directly under the engine lock, so there is nothing to
@@ -212,6 +231,7 @@ int oscf_win::unlock(Guard &lk, int target) {
     Peer &p = peers_[static_cast<size_t>(target)];
     if (lock_all_ || p.lock == LockMode::none)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock of rank %d, which is not locked", target);
+    cancel_unsent_lock(p);
     // Operations must be complete at the target before others may take the lock.
     rc = wait_idle(lk, p.ops);
     int op_err = p.ops.take_error();
@@ -236,6 +256,7 @@ int oscf_win::lock_all(Guard &, int assert_bits) {
 
 int oscf_win::unlock_all(Guard &lk) {
     if (!lock_all_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all");
+    for (int t : lock_all_acquired_) cancel_unsent_lock(peers_[static_cast<size_t>(t)]);
     int rc = wait_idle(lk, all_ops_);
     int op_err = all_ops_.take_error();
     for (int t : lock_all_acquired_) {

@@ -131,6 +131,8 @@ int oscf_win::connect(const WinBlob *blobs) {
         p.ops.parent = &all_ops_;
         p.acc.parent = &p.ops;
         p.lock_grant.parent = &p.ops;
+        p.batch_and_grant.batch = &p.acc;
+        p.batch_and_grant.grant = &p.lock_grant;
         p.am_window_id = b.am_window_id;
     }
     releases_.parent = &all_ops_;

@@ -100,8 +100,18 @@ private:
         LockMode lock = LockMode::none;
         bool lock_acquired = false;  // false under MPI_MODE_NOCHECK: nothing to release
         bool release_unanswered = false;  // a kAmNoReply release went out since (lock.cpp)
-        // Our kAmLockShared request to this target, until granted (child of ops).
+        // Our shared lock request to this target, until granted (child of ops). It
+        // waits unsent until something goes to the target, to travel with the batch.
         oscf::OpCounter lock_grant;
+        bool lock_request_unsent = false;
+        // Completes the batch and the grant with the one reply to a batch carrying it.
+        struct BatchAndGrant final : oscf::Completion {
+            oscf::OpCounter *batch = nullptr, *grant = nullptr;
+            void complete(int status, size_t len) override {
+                batch->complete(status, len);
+                grant->complete(status, len);
+            }
+        } batch_and_grant;
         // Non-fetching emulated accumulates waiting to leave as one kAmBatch message
         // (accumulate_batch.cpp); counted on acc only once sent.
         std::unique_ptr<uint8_t[]> batch;  // kAmMaxPayload bytes, allocated at first use
@@ -126,6 +136,8 @@ private:
     int confirm_releases();  // before free: every silent release has been applied
     bool lock_requests_queue() const;
     int request_shared(Peer &p);
+    int send_lock_request(Peer &p);
+    void cancel_unsent_lock(Peer &p);
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
     int grant_shared();  // target side of kAmLockShared
@@ -173,7 +185,7 @@ private:
     int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp,
                  int64_t offset, oscf::OpScope &scope);
     static constexpr size_t kBatchedPutMax = 1024;  // bytes; larger puts go as fi_write
-    bool batch_put(size_t len, const oscf::OpScope &scope) const;
+    bool batch_put(size_t len, const Peer &p, const oscf::OpScope &scope) const;
 
     // accumulate.cpp
     // An active-message request header to p's copy of this window (token still unset).
@@ -200,11 +212,15 @@ private:
     int batch_accumulate(Peer &p, const char *origin, size_t count, oscf_type type, oscf_op op,
                          uint64_t offset);
     int send_batch(Peer &p);
+    void list_for_sending(Peer &p);
     int send_batches();
     int serve_batch(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
 
     // flush.cpp
     int wait_idle(Guard &lk, oscf::OpCounter &c);
+    // The first failure of anything this origin issued, reported once: the targets'
+    // counters forget what it covers.
+    int take_window_error();
     // Ends an operation's scope (see request.h), waiting under lk if it must.
     int finish(Guard &lk, oscf::OpScope &scope, int rc);
 
