@@ -66,7 +66,7 @@ int oscf_win::fence(Guard &lk, int assert_bits) {
         if (assert_bits & OSCF_MODE_NOPRECEDE)
             log(1, "MPI_Win_fence(MPI_MODE_NOPRECEDE) after RMA calls: completing them anyway");
         rc = wait_idle(lk, all_ops_);
-        if (!rc) rc = all_ops_.take_error();
+        if (!rc) rc = take_window_error();
     } else {
         ++stats.fence_waits_skipped;
     }

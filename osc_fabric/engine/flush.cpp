@@ -16,6 +16,18 @@ int oscf_win::wait_idle(Guard &lk, OpCounter &c) {
     return progress().wait_until(lk, [&c] { return c.idle(); });
 }
 
+int oscf_win::take_window_error() {
+    const int rc = all_ops_.take_error();
+    if (rc == OSCF_OK) return rc;
+    for (Peer &p : peers_) {
+        p.ops.forget_errors();
+        p.acc.forget_errors();
+        p.lock_grant.forget_errors();
+    }
+    releases_.forget_errors();
+    return rc;
+}
+
 int oscf_win::finish(Guard &lk, OpScope &scope, int rc) {
     return scope.finish(rc, [&](auto done) { progress().wait_until(lk, done); });
 }
@@ -31,7 +43,7 @@ int oscf_win::flush(Guard &lk, int target) {
         if (!lock_all_ && !locks_held_)
             return usage_error(OSCF_ERR_RMA_SYNC, "flush outside a passive-target epoch");
         int rc = wait_idle(lk, all_ops_);
-        return rc ? rc : all_ops_.take_error();
+        return rc ? rc : take_window_error();
     }
     int rc = check_target(target);
     if (rc) return rc;

@@ -258,7 +258,7 @@ int oscf_win::unlock_all(Guard &lk) {
     if (!lock_all_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all");
     for (int t : lock_all_acquired_) cancel_unsent_lock(peers_[static_cast<size_t>(t)]);
     int rc = wait_idle(lk, all_ops_);
-    int op_err = all_ops_.take_error();
+    int op_err = take_window_error();
     for (int t : lock_all_acquired_) {
         Peer &p = peers_[static_cast<size_t>(t)];
         if (!rc && p.lock_acquired) rc = release(p);

@@ -13,6 +13,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -39,6 +40,7 @@ struct OpCounter final : Completion {
     uint64_t posted = 0;
     uint64_t completed = 0;
     int error = OSCF_OK;          // first failure since the last take_error()
+    uint64_t failures = 0;        // failed completions not yet reported
     OpCounter *parent = nullptr;  // window-wide totals, or nullptr
 
     bool idle() const { return posted == completed; }
@@ -48,10 +50,26 @@ struct OpCounter final : Completion {
     void on_complete(int status) {
         for (OpCounter *c = this; c; c = c->parent) {
             ++c->completed;
-            if (status != OSCF_OK && c->error == OSCF_OK) c->error = status;
+            if (status == OSCF_OK) continue;
+            ++c->failures;
+            if (c->error == OSCF_OK) c->error = status;
         }
     }
-    int take_error() { return std::exchange(error, OSCF_OK); }
+    // Reports (and forgets) this counter's failures. Its parents forget them too, so a
+    // flush of one target does not make a later window-wide call report them again.
+    int take_error() {
+        for (OpCounter *c = parent; c && failures; c = c->parent) {
+            c->failures -= std::min(c->failures, failures);
+            if (c->failures == 0) c->error = OSCF_OK;
+        }
+        failures = 0;
+        return std::exchange(error, OSCF_OK);
+    }
+    // For a parent that reported: its children's failures are reported with it.
+    void forget_errors() {
+        failures = 0;
+        error = OSCF_OK;
+    }
     void complete(int status, size_t) override { on_complete(status); }
 };
 

@@ -153,5 +153,5 @@ int oscf_win::free_begin(Guard &lk) {
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_free with a post/start epoch open");
     int rc = confirm_releases();
     if (rc == OSCF_OK) rc = wait_idle(lk, all_ops_);
-    return rc ? rc : all_ops_.take_error();
+    return rc ? rc : take_window_error();
 }

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <thread>
 
+#include "../../osc_fabric/engine/progress.h"
 #include "two_ranks.h"
 
 TEST_CASE("RMA outside any epoch is a synchronization error", "[sync][errors]") {
@@ -173,4 +174,29 @@ TEST_CASE("ranks that chose different providers cannot share a window", "[window
     CHECK(oscf_engine_close(tcp) == OSCF_ERR_RMA_SYNC);  // window still open
     REQUIRE(oscf_win_destroy(w) == OSCF_OK);
     REQUIRE(oscf_engine_close(tcp) == OSCF_OK);
+}
+
+TEST_CASE("a failure reported by one target's flush is not reported again by the window", "[sync][errors]") {
+    oscf::OpCounter window, a, b, a_acc;
+    a.parent = &window;
+    b.parent = &window;
+    a_acc.parent = &a;
+    for (oscf::OpCounter *c : {&a_acc, &b}) c->on_post();
+    a_acc.on_complete(OSCF_ERR_RMA_RANGE);
+    b.on_complete(OSCF_OK);
+    REQUIRE(window.idle());
+    // MPI_Win_flush(a) reports it; MPI_Win_flush_all afterwards has nothing to report.
+    CHECK(a.take_error() == OSCF_ERR_RMA_RANGE);
+    CHECK(window.take_error() == OSCF_OK);
+    // Two targets fail; one is flushed: the window still reports the other's.
+    a.on_post();
+    b.on_post();
+    a.on_complete(OSCF_ERR_FABRIC);
+    b.on_complete(OSCF_ERR_RMA_RANGE);
+    CHECK(b.take_error() == OSCF_ERR_RMA_RANGE);
+    CHECK(window.take_error() != OSCF_OK);
+    // A window-wide report covers its children: they forget (take_window_error does this).
+    a.forget_errors();
+    CHECK(a.take_error() == OSCF_OK);
+    CHECK(window.take_error() == OSCF_OK);
 }
