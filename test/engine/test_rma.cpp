@@ -52,13 +52,15 @@ TEST_CASE("a run of small puts leaves as few messages and lands whole at the flu
         if (v != 1000 + i) FAIL("put " << i << " landed as " << v);
     }
     REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
-    // The first already finds lock_all's lock request unanswered, and on tcp the rest
-    // find a batch open: all are batched. On shm the grant arrives with the first
-    // batch's reply (the flush), so there too.
-    CHECK(t.stats(0).puts == 0);
-    CHECK(t.stats(0).puts_batched == kPuts);
-    // 24 bytes a record in 16 KiB messages: 5 messages, not 3000.
-    CHECK(t.stats(0).am_batches <= 6);
+    // The first finds lock_all's lock request unsent, so every put fills the batch until
+    // it leaves full, carrying the request (no progress runs in between). Those after it
+    // are batched while the grant or the batch is still unanswered; once answered (how
+    // soon depends on scheduling), shm writes them and tcp batches only if busy.
+    const oscf_win_stats st = t.stats(0);
+    CHECK(st.puts + st.puts_batched == kPuts);
+    CHECK(st.puts_batched >= 16384 / 24);  // one full batch: 24 bytes a record
+    // 5 messages at most for the batched ones, not one per put.
+    CHECK(st.am_batches <= 6);
 }
 
 TEST_CASE("get under lock_all returns the target's bytes after flush", "[rma]") {
