@@ -93,13 +93,17 @@ public:
         while (!done()) {
             int rc = run_locked();
             if (rc < 0) return rc;
-            if (rc == 0 && !done()) {
-                lk.unlock();
-                std::this_thread::yield();
-                lk.lock();
-            }
+            if (rc == 0 && !done()) idle(lk);
         }
         return OSCF_OK;
+    }
+
+    // Nothing to do yet: let other threads into the engine and give up the CPU, which an
+    // oversubscribed node needs to run the process we are waiting for.
+    static void idle(std::unique_lock<std::mutex> &lk) {
+        lk.unlock();
+        std::this_thread::yield();
+        lk.lock();
     }
 
     // Posts one operation with `post()` (a call returning a libfabric status). Resource
