@@ -67,7 +67,7 @@ int ActiveMessages::post_receive(RecvBuffer &b) {
 // From inside progress (a receive just completed): must not recurse into it.
 void ActiveMessages::repost(RecvBuffer &b) {
     fid_ep *ep = fab_.ep();
-    progress_.post_or_defer(
+    progress_.post_unordered(
         "fi_recv", [ep, &b] { return fi_recv(ep, b.data, sizeof b.data, nullptr, FI_ADDR_UNSPEC, &b); },
         [](int) { log(0, "a receive buffer for active messages could not be reposted"); });
 }

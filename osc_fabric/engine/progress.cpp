@@ -18,20 +18,30 @@ void Progress::post_or_defer(const char *what, Deferred post, std::function<void
     deferred_.push_back({what, std::move(post), std::move(on_error)});
 }
 
+void Progress::post_unordered(const char *what, Deferred post, std::function<void(int)> on_error) {
+    ssize_t rc = post();
+    if (rc == 0) return;
+    if (rc != -FI_EAGAIN) {
+        on_error(fabric_error(what, rc));
+        return;
+    }
+    unordered_.push_back({what, std::move(post), std::move(on_error)});
+}
+
 // Oldest first, stopping at the first that still cannot go, so order is kept.
-int Progress::retry_deferred() {
-    while (!deferred_.empty()) {
-        Pending &p = deferred_.front();
+void Progress::retry(std::deque<Pending> &q) {
+    while (!q.empty()) {
+        Pending &p = q.front();
         ssize_t rc = p.post();
         if (rc == -FI_EAGAIN) break;
         if (rc != 0) p.on_error(fabric_error(p.what, rc));
-        deferred_.pop_front();
+        q.pop_front();
     }
-    return 0;
 }
 
 int Progress::run_locked() {
-    if (!deferred_.empty()) retry_deferred();
+    if (!unordered_.empty()) retry(unordered_);
+    if (!deferred_.empty()) retry(deferred_);
     fi_cq_msg_entry entries[16];
     ssize_t n = fi_cq_read(fab_.cq(), entries, 16);
     if (n > 0) {

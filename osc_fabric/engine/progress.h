@@ -128,6 +128,11 @@ public:
     // `on_error` runs if the post finally fails.
     using Deferred = std::function<ssize_t()>;
     void post_or_defer(const char *what, Deferred post, std::function<void(int)> on_error);
+    // The same for posts that need no order (receive buffers): they never queue behind
+    // deferred sends. A send can wait for the peer to drain its queue, and a peer with
+    // no receive buffer posted stops draining (shm), so two ranks flooding each other
+    // with requests deadlocked when reposts waited there (found by rma_random).
+    void post_unordered(const char *what, Deferred post, std::function<void(int)> on_error);
 
 private:
     struct Pending {
@@ -135,11 +140,12 @@ private:
         Deferred post;
         std::function<void(int)> on_error;
     };
-    int retry_deferred();
+    static void retry(std::deque<Pending> &q);
 
     Fabric &fab_;
     std::mutex mu_;
-    std::deque<Pending> deferred_;
+    std::deque<Pending> deferred_;   // in posting order
+    std::deque<Pending> unordered_;  // retried first
 };
 
 // Optional thread that drives Progress::poll so a passive target is served while its

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <thread>
 
 #include "two_ranks.h"
 
@@ -171,4 +172,33 @@ TEST_CASE("a request's callback runs once, after its data arrived, and never aft
     std::memcpy(&first, src.data(), 8);
     CHECK(old == first);
     CHECK(bad.calls == 0);
+}
+
+TEST_CASE("two ranks flooding each other with small gets both finish", "[rma]") {
+    // Thousands of requests each way in flight: every receive buffer of both ranks is
+    // used up while their sends wait for the other to drain (progress.h, post_unordered).
+    std::string prov = test_provider();
+    size_t sizes[2] = {4096, 4096};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    for (int r = 0; r < 2; ++r)
+        for (int i = 0; i < 512; ++i) {
+            const long v = i * 2 + r;
+            std::memcpy(t.mem(r) + 8 * i, &v, sizeof v);
+        }
+    constexpr int kGets = 5000;
+    std::vector<long> got[2] = {std::vector<long>(kGets, -1), std::vector<long>(kGets, -1)};
+    auto flood = [&](int r) {
+        const int target = 1 - r;
+        REQUIRE(oscf_win_lock_all(t.win[r], 0) == OSCF_OK);
+        for (int i = 0; i < kGets; ++i)
+            REQUIRE(oscf_win_get(t.win[r], target, &got[r][i], 8, 0, 8 * (i % 512), nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_unlock_all(t.win[r]) == OSCF_OK);
+    };
+    std::thread other(flood, 1);
+    flood(0);
+    other.join();
+    int wrong = 0;
+    for (int r = 0; r < 2; ++r)
+        for (int i = 0; i < kGets; ++i) wrong += got[r][i] != (i % 512) * 2 + (1 - r);
+    CHECK(wrong == 0);
 }
