@@ -104,6 +104,14 @@ int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, in
         ++stats.puts_batched;
         return batch_accumulate(p, local, len, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, w.am_offset);
     }
+    if (!write && len <= kMessageGetMax && fab().limits().reads_by_syscall) {
+        // A fetch that changes nothing, answered by the target's engine. It queues behind
+        // our lock request there, so no grant is awaited; anything queued for the target
+        // leaves first, keeping program order.
+        ++stats.gets_as_messages;
+        if ((rc = send_batch(p))) return rc;
+        return post_am(p, nullptr, local, len, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, w.am_offset, scope);
+    }
     // The fabric's RMA does not queue behind our lock request at the target.
     if ((rc = await_grant(lk, p))) return rc;
     const ProviderLimits &lim = fab().limits();

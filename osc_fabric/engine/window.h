@@ -185,6 +185,7 @@ private:
     int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp,
                  int64_t offset, oscf::OpScope &scope);
     static constexpr size_t kBatchedPutMax = 1024;  // bytes; larger puts go as fi_write
+    static constexpr size_t kMessageGetMax = 1024;  // bytes; larger gets go as fi_read
     bool batch_put(size_t len, const Peer &p, const oscf::OpScope &scope) const;
 
     // accumulate.cpp
