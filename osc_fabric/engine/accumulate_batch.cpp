@@ -65,6 +65,9 @@ int oscf_win::send_batch(Peer &p) {
         flags = kAmTakeShared;
         done = &p.batch_and_grant;
     }
+    // Set only at unlock, when this is the epoch's last batch to p (lock.cpp).
+    if (p.release_with_batch)
+        flags |= p.lock == LockMode::exclusive ? kAmReleaseExclusive : kAmReleaseShared;
     AmHeader h = am_request(p, kAmBatch, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, flags, p.batch_records, 0);
     h.token = eng_.am->new_request(done, nullptr, 0);
     p.acc.on_post();
@@ -91,9 +94,19 @@ int oscf_win::send_batches() {
 }
 
 int oscf_win::serve_batch(const AmHeader &h, const uint8_t *payload, size_t len) {
-    int status = OSCF_OK;
     // The origin's shared lock request travels here: held (with the batch) until granted.
-    if ((h.flags & kAmTakeShared) && (status = grant_shared()) != OSCF_OK) return status;
+    if (h.flags & kAmTakeShared) {
+        int rc = grant_shared();
+        if (rc != OSCF_OK) return rc;
+    }
+    const int status = apply_batch(h, payload, len);
+    // Its unlock may travel here too: the hold ends whatever became of the records.
+    if (h.flags & kAmReleases) drop_hold((h.flags & kAmReleaseExclusive) != 0);
+    return status;
+}
+
+int oscf_win::apply_batch(const AmHeader &h, const uint8_t *payload, size_t len) {
+    int status = OSCF_OK;
     size_t at = 0;
     for (uint32_t i = 0; i < h.count; ++i) {
         AmRecord r;

@@ -201,7 +201,9 @@ void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, s
         send(dest, reply, old, reply.status == OSCF_OK ? old_len : 0);
     }
     // A lock word changed: held lock requests to this window may be grantable now.
-    if ((h.flags & kAmStateWord) && !held_.empty()) redispatch(h.window_id);
+    const bool lock_word_changed =
+        (h.flags & kAmStateWord) || (h.opcode == kAmBatch && (h.flags & kAmReleases));
+    if (lock_word_changed && !held_.empty()) redispatch(h.window_id);
 }
 
 void ActiveMessages::redispatch(uint64_t window_id) {

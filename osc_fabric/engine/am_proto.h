@@ -6,6 +6,7 @@
 //   version 3: requests that want no reply (kAmNoReply), kAmFlush, and shared lock
 //              requests the target queues until it can grant them (kAmLockShared,
 //              or kAmTakeShared on the batch that carries one).
+//   version 4: a batch may end its sender's lock hold (kAmReleaseShared/Exclusive).
 #pragma once
 
 #include <cstddef>
@@ -13,7 +14,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 3;
+constexpr uint8_t kAmVersion = 4;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,    // payload: count origin elements (none for a fetching NO_OP)
@@ -35,7 +36,10 @@ enum AmFlags : uint8_t {
     kAmNoReply = 4,    // apply and stay silent (token unused): a failure is only logged
     kAmTakeShared = 8, // kAmBatch: first take a shared hold as kAmLockShared does (held
                        // until grantable); one reply answers both
+    kAmReleaseShared = 16,     // kAmBatch: after the records, drop the sender's shared hold
+    kAmReleaseExclusive = 32,  // kAmBatch: after the records, drop its exclusive hold
 };
+constexpr uint8_t kAmReleases = kAmReleaseShared | kAmReleaseExclusive;
 
 struct AmHeader {
     uint8_t version;

@@ -26,6 +26,9 @@
 // what it sends to that target lands after the grant anyway. Only what bypasses the
 // target's message handling, fabric RMA and native atomics, waits for it (await_grant).
 // Lock + small put + unlock is then one round trip: the flush's reply follows the grant.
+// And where the epoch still has a batch unsent at unlock, the release ends that batch
+// (kAmReleaseShared/Exclusive): one message each way for the whole epoch, where a
+// separate release costs both sides another system call on tcp;ofi_rxm.
 // Exclusive locks still take the word with compare-and-swap from the origin.
 // Every access to a lock word goes through the fabric, including our own: NIC (and
 // libfabric software) atomics are not coherent with CPU atomics. Where the provider's
@@ -188,6 +191,18 @@ int oscf_win::await_grant(Guard &lk, Peer &p) {
     return rc ? rc : p.lock_grant.take_error();
 }
 
+// Called at unlock before the wait that sends the batches. Only where lock words are
+// active messages: the target's engine applies the release after the records.
+bool oscf_win::fold_release_into_batch(Peer &p) {
+    if (!p.lock_acquired || p.batch_records == 0 || eng_.caps.native(OSCF_TYPE_UINT64)) return false;
+    p.release_with_batch = true;
+    return true;
+}
+
+void oscf_win::drop_hold(bool exclusive) {
+    state_->lock -= exclusive ? kExclusive : 1;
+}
+
 int oscf_win::grant_shared() {
     if (state_->lock >= kExclusive) return kAmDeferred;
     state_->lock += 1;
@@ -232,10 +247,12 @@ int oscf_win::unlock(Guard &lk, int target) {
     if (lock_all_ || p.lock == LockMode::none)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock of rank %d, which is not locked", target);
     cancel_unsent_lock(p);
+    const bool released = fold_release_into_batch(p);
     // Operations must be complete at the target before others may take the lock.
     rc = wait_idle(lk, p.ops);
     int op_err = p.ops.take_error();
-    if (!rc && p.lock_acquired) rc = release(p);
+    if (!rc && p.lock_acquired && !released) rc = release(p);
+    p.release_with_batch = false;
     p.lock = LockMode::none;
     p.lock_acquired = false;
     --locks_held_;
@@ -256,12 +273,17 @@ int oscf_win::lock_all(Guard &, int assert_bits) {
 
 int oscf_win::unlock_all(Guard &lk) {
     if (!lock_all_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all");
-    for (int t : lock_all_acquired_) cancel_unsent_lock(peers_[static_cast<size_t>(t)]);
+    for (int t : lock_all_acquired_) {
+        Peer &p = peers_[static_cast<size_t>(t)];
+        cancel_unsent_lock(p);
+        fold_release_into_batch(p);
+    }
     int rc = wait_idle(lk, all_ops_);
     int op_err = take_window_error();
     for (int t : lock_all_acquired_) {
         Peer &p = peers_[static_cast<size_t>(t)];
-        if (!rc && p.lock_acquired) rc = release(p);
+        if (!rc && p.lock_acquired && !p.release_with_batch) rc = release(p);
+        p.release_with_batch = false;
         p.lock = LockMode::none;
         p.lock_acquired = false;
     }

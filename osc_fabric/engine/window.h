@@ -100,6 +100,7 @@ private:
         LockMode lock = LockMode::none;
         bool lock_acquired = false;  // false under MPI_MODE_NOCHECK: nothing to release
         bool release_unanswered = false;  // a kAmNoReply release went out since (lock.cpp)
+        bool release_with_batch = false;  // at unlock: the release ends the last batch (lock.cpp)
         // Our shared lock request to this target, until granted (child of ops). It
         // waits unsent until something goes to the target, to travel with the batch.
         oscf::OpCounter lock_grant;
@@ -138,6 +139,8 @@ private:
     int request_shared(Peer &p);
     int send_lock_request(Peer &p);
     void cancel_unsent_lock(Peer &p);
+    bool fold_release_into_batch(Peer &p);
+    void drop_hold(bool exclusive);
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
     int grant_shared();  // target side of kAmLockShared
@@ -216,6 +219,7 @@ private:
     void list_for_sending(Peer &p);
     int send_batches();
     int serve_batch(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
+    int apply_batch(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
 
     // flush.cpp
     int wait_idle(Guard &lk, oscf::OpCounter &c);
