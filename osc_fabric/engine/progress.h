@@ -128,6 +128,7 @@ public:
     // `on_error` runs if the post finally fails.
     using Deferred = std::function<ssize_t()>;
     void post_or_defer(const char *what, Deferred post, std::function<void(int)> on_error);
+    bool has_deferred() const { return !deferred_.empty(); }
     // The same for posts that need no order (receive buffers): they never queue behind
     // deferred sends. A send can wait for the peer to drain its queue, and a peer with
     // no receive buffer posted stops draining (shm), so two ranks flooding each other
