@@ -66,7 +66,7 @@ int Progress::run_locked() {
 }
 
 int Progress::poll() {
-    std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+    std::unique_lock<EngineLock> lk(mu_, std::try_to_lock);
     if (!lk.owns_lock()) return 0;
     return run_locked();
 }

@@ -22,7 +22,7 @@
 #include "window_blob.h"
 
 struct oscf_win {
-    using Guard = std::unique_lock<std::mutex>;
+    using Guard = std::unique_lock<oscf::EngineLock>;
 
     explicit oscf_win(oscf_engine &eng) : eng_(eng) {}
     ~oscf_win();
