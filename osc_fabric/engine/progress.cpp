@@ -7,7 +7,17 @@
 namespace oscf {
 
 void Progress::post_or_defer(const char *what, Deferred post, std::function<void(int)> on_error) {
-    if (deferred_.empty()) {
+    // Behind anything already deferred, or it would overtake it.
+    try_or_queue(deferred_, deferred_.empty(), what, std::move(post), std::move(on_error));
+}
+
+void Progress::post_unordered(const char *what, Deferred post, std::function<void(int)> on_error) {
+    try_or_queue(unordered_, true, what, std::move(post), std::move(on_error));
+}
+
+void Progress::try_or_queue(std::deque<Pending> &q, bool try_now, const char *what, Deferred post,
+                            std::function<void(int)> on_error) {
+    if (try_now) {
         ssize_t rc = post();
         if (rc == 0) return;
         if (rc != -FI_EAGAIN) {
@@ -15,17 +25,7 @@ void Progress::post_or_defer(const char *what, Deferred post, std::function<void
             return;
         }
     }
-    deferred_.push_back({what, std::move(post), std::move(on_error)});
-}
-
-void Progress::post_unordered(const char *what, Deferred post, std::function<void(int)> on_error) {
-    ssize_t rc = post();
-    if (rc == 0) return;
-    if (rc != -FI_EAGAIN) {
-        on_error(fabric_error(what, rc));
-        return;
-    }
-    unordered_.push_back({what, std::move(post), std::move(on_error)});
+    q.push_back({what, std::move(post), std::move(on_error)});
 }
 
 // Oldest first, stopping at the first that still cannot go, so order is kept.

@@ -172,6 +172,8 @@ private:
         std::function<void(int)> on_error;
     };
     static void retry(std::deque<Pending> &q);
+    void try_or_queue(std::deque<Pending> &q, bool try_now, const char *what, Deferred post,
+                      std::function<void(int)> on_error);
 
     Fabric &fab_;
     EngineLock mu_;
