@@ -94,12 +94,13 @@ public:
     }
     void unlock() { held_.store(false, std::memory_order_release); }
 
-private:
     static void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
     }
+
+private:
     std::atomic<bool> held_{false};
 };
 
@@ -118,15 +119,32 @@ public:
     int poll();
 
     // Drives progress until done() is true. Lock held on entry and exit.
+    // The first empty rounds only let other threads in; after kSpinRounds of them in a
+    // row, each gives up the CPU (idle). A completion a few microseconds away (a 64 KiB
+    // shm put: the target copies it with process_vm_readv) otherwise waits behind a
+    // sched_yield system call: perf put them at half the origin's time, and 64 KiB put
+    // + flush took 4.5 us against raw libfabric's 3.9.
     template <class Done>
     int wait_until(std::unique_lock<EngineLock> &lk, Done done) {
+        unsigned empty_rounds = 0;
         while (!done()) {
             int rc = run_locked();
             if (rc < 0) return rc;
-            if (rc == 0 && !done()) idle(lk);
+            if (rc > 0) {
+                empty_rounds = 0;
+            } else if (done()) {
+                break;
+            } else if (++empty_rounds < kSpinRounds) {
+                lk.unlock();
+                EngineLock::cpu_relax();
+                lk.lock();
+            } else {
+                idle(lk);
+            }
         }
         return OSCF_OK;
     }
+    static constexpr unsigned kSpinRounds = 256;
 
     // Nothing to do yet: let other threads into the engine and give up the CPU, which an
     // oversubscribed node needs to run the process we are waiting for.
