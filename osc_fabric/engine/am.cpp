@@ -120,32 +120,37 @@ ActiveMessages::SendBuffer *ActiveMessages::take_send_buffer() {
 
 void ActiveMessages::release(SendBuffer *b) { free_sends_.push_back(b); }
 
+namespace {
+// Header and payload pieces, back to back into dst; returns the message length.
+size_t pack(uint8_t *dst, const AmHeader &hdr, const void *p1, size_t n1, const void *p2, size_t n2) {
+    std::memcpy(dst, &hdr, sizeof hdr);
+    if (n1) std::memcpy(dst + sizeof hdr, p1, n1);
+    if (n2) std::memcpy(dst + sizeof hdr + n1, p2, n2);
+    return sizeof hdr + n1 + n2;
+}
+// Replies up to this size are built on the stack and injected (a fetch of up to 64 bytes).
+constexpr size_t kInjectedReplyMax = sizeof(AmHeader) + 64;
+}  // namespace
+
 int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, size_t n1,
                          const void *p2, size_t n2) {
     if (n1 + n2 > kAmMaxPayload) return OSCF_ERR_INTERNAL;
+    const size_t len = sizeof hdr + n1 + n2;
     // A small reply is injected: no send completion for the target to reap, no buffer
     // to recycle. Only replies: a request must learn that its send failed (SendBuffer),
     // and an injected send reports nothing. Only when nothing waits to go before it.
-    if (hdr.opcode == kAmReply && sizeof hdr + n1 + n2 <= fab_.limits().inject_size &&
+    if (hdr.opcode == kAmReply && len <= kInjectedReplyMax && len <= fab_.limits().inject_size &&
         !progress_.has_deferred()) {
-        alignas(16) uint8_t msg[sizeof hdr + 64];
-        if (sizeof hdr + n1 + n2 <= sizeof msg) {
-            std::memcpy(msg, &hdr, sizeof hdr);
-            if (n1) std::memcpy(msg + sizeof hdr, p1, n1);
-            if (n2) std::memcpy(msg + sizeof hdr + n1, p2, n2);
-            ssize_t rc = fi_inject(fab_.ep(), msg, sizeof hdr + n1 + n2, dest);
-            if (rc == 0) return OSCF_OK;
-            if (rc != -FI_EAGAIN) {
-                log(0, "active message reply failed: %s", fi_strerror(static_cast<int>(-rc)));
-                return OSCF_OK;  // as a send failing in the CQ: the origin is gone
-            }
+        alignas(16) uint8_t msg[kInjectedReplyMax];
+        ssize_t rc = fi_inject(fab_.ep(), msg, pack(msg, hdr, p1, n1, p2, n2), dest);
+        if (rc == 0) return OSCF_OK;
+        if (rc != -FI_EAGAIN) {
+            log(0, "active message reply failed: %s", fi_strerror(static_cast<int>(-rc)));
+            return OSCF_OK;  // as a send failing in the CQ: the origin is gone
         }
     }
     SendBuffer *b = take_send_buffer();
-    std::memcpy(b->data, &hdr, sizeof hdr);
-    if (n1) std::memcpy(b->data + sizeof hdr, p1, n1);
-    if (n2) std::memcpy(b->data + sizeof hdr + n1, p2, n2);
-    b->len = sizeof hdr + n1 + n2;
+    b->len = pack(b->data, hdr, p1, n1, p2, n2);
     fid_ep *ep = fab_.ep();
     // A request whose send fails will get no reply: fail it now so nobody waits.
     b->awaits_reply = hdr.opcode != kAmReply && !(hdr.flags & kAmNoReply);
