@@ -73,6 +73,28 @@ struct OpCounter final : Completion {
     void complete(int status, size_t) override { on_complete(status); }
 };
 
+// Waiting for something a few microseconds away: the first `spins` pauses are CPU
+// hints, after which each gives the CPU up (an oversubscribed node needs that to run
+// the process we wait for). A sched_yield per round instead puts the event behind a
+// system call.
+class Backoff {
+public:
+    explicit Backoff(unsigned spins) : spins_(spins) {}
+    void pause() {
+        if (++rounds_ < spins_) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else {
+            std::this_thread::yield();
+        }
+    }
+    void reset() { rounds_ = 0; }
+
+private:
+    unsigned spins_, rounds_ = 0;
+};
+
 // The engine lock. Every MPI call takes it once, and a pthread mutex's lock and unlock
 // were 23% of an 8-byte MPI_Accumulate that joins a batch (perf, osc_acc_rate on shm).
 // Held only for short engine work, never across a wait (wait_until lets go each
@@ -80,25 +102,14 @@ struct OpCounter final : Completion {
 class EngineLock {
 public:
     void lock() {
-        for (unsigned spins = 0; !try_lock(); ++spins) {
-            while (held_.load(std::memory_order_relaxed)) {
-                if (++spins < 128)
-                    cpu_relax();
-                else
-                    std::this_thread::yield();
-            }
-        }
+        Backoff backoff(128);
+        while (!try_lock())
+            while (held_.load(std::memory_order_relaxed)) backoff.pause();
     }
     bool try_lock() {
         return !held_.load(std::memory_order_relaxed) && !held_.exchange(true, std::memory_order_acquire);
     }
     void unlock() { held_.store(false, std::memory_order_release); }
-
-    static void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
 
 private:
     std::atomic<bool> held_{false};
@@ -118,28 +129,23 @@ public:
     // another thread is already inside the engine.
     int poll();
 
-    // Drives progress until done() is true. Lock held on entry and exit.
-    // The first empty rounds only let other threads in; after kSpinRounds of them in a
-    // row, each gives up the CPU (idle). A completion a few microseconds away (a 64 KiB
-    // shm put: the target copies it with process_vm_readv) otherwise waits behind a
-    // sched_yield system call: perf put them at half the origin's time, and 64 KiB put
-    // + flush took 4.5 us against raw libfabric's 3.9.
+    // Drives progress until done() is true. Lock held on entry and exit; let go between
+    // empty rounds so other threads get in. Waits spin before they yield (Backoff): a
+    // completion a few microseconds away (a 64 KiB shm put: the target copies it with
+    // process_vm_readv) otherwise waits behind sched_yield, which perf put at half the
+    // origin's time, and 64 KiB put + flush took 4.5 us against raw libfabric's 3.9.
     template <class Done>
     int wait_until(std::unique_lock<EngineLock> &lk, Done done) {
-        unsigned empty_rounds = 0;
+        Backoff backoff(kSpinRounds);
         while (!done()) {
             int rc = run_locked();
             if (rc < 0) return rc;
             if (rc > 0) {
-                empty_rounds = 0;
-            } else if (done()) {
-                break;
-            } else if (++empty_rounds < kSpinRounds) {
+                backoff.reset();
+            } else if (!done()) {
                 lk.unlock();
-                EngineLock::cpu_relax();
+                backoff.pause();
                 lk.lock();
-            } else {
-                idle(lk);
             }
         }
         return OSCF_OK;
