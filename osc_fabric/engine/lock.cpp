@@ -193,10 +193,9 @@ int oscf_win::await_grant(Guard &lk, Peer &p) {
 
 // Called at unlock before the wait that sends the batches. Only where lock words are
 // active messages: the target's engine applies the release after the records.
-bool oscf_win::fold_release_into_batch(Peer &p) {
-    if (!p.lock_acquired || p.batch_records == 0 || eng_.caps.native(OSCF_TYPE_UINT64)) return false;
-    p.release_with_batch = true;
-    return true;
+void oscf_win::fold_release_into_batch(Peer &p) {
+    p.release_with_batch =
+        p.lock_acquired && p.batch_records != 0 && !eng_.caps.native(OSCF_TYPE_UINT64);
 }
 
 void oscf_win::drop_hold(bool exclusive) {
@@ -247,11 +246,11 @@ int oscf_win::unlock(Guard &lk, int target) {
     if (lock_all_ || p.lock == LockMode::none)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock of rank %d, which is not locked", target);
     cancel_unsent_lock(p);
-    const bool released = fold_release_into_batch(p);
+    fold_release_into_batch(p);
     // Operations must be complete at the target before others may take the lock.
     rc = wait_idle(lk, p.ops);
     int op_err = p.ops.take_error();
-    if (!rc && p.lock_acquired && !released) rc = release(p);
+    if (!rc && p.lock_acquired && !p.release_with_batch) rc = release(p);
     p.release_with_batch = false;
     p.lock = LockMode::none;
     p.lock_acquired = false;

@@ -139,7 +139,7 @@ private:
     int request_shared(Peer &p);
     int send_lock_request(Peer &p);
     void cancel_unsent_lock(Peer &p);
-    bool fold_release_into_batch(Peer &p);
+    void fold_release_into_batch(Peer &p);
     void drop_hold(bool exclusive);
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
