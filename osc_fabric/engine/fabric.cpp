@@ -194,8 +194,15 @@ int Fabric::setup(info_ptr info) {
     if ((rc = fi_ep_bind(ep_.get(), &av_->fid, 0))) return fabric_error("fi_ep_bind(av)", rc);
     if ((rc = fi_ep_bind(ep_.get(), &cq_->fid, FI_TRANSMIT | FI_RECV)))
         return fabric_error("fi_ep_bind(cq)", rc);
-    if ((rc = fi_enable(ep_.get()))) return fabric_error("fi_enable", rc);
-
+    rc = fi_enable(ep_.get());
+    // shm names its region in /dev/shm after our pid. One left there by a killed process
+    // (SIGKILL, _exit) that had the same pid fails fi_enable with -FI_EBUSY, and
+    // libfabric removes it while failing: the second attempt creates a fresh region.
+    if (rc == -FI_EBUSY && provider_ == "shm") {
+        log(1, "shm: removed a stale region of an earlier process with our pid; enabling again");
+        rc = fi_enable(ep_.get());
+    }
+    if (rc) return fabric_error("fi_enable", rc);
 
     size_t addrlen = 0;
     rc = fi_getname(&ep_->fid, nullptr, &addrlen);
