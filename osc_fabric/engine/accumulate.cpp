@@ -8,7 +8,8 @@
 // Ordering (accumulate_ordering): for each requested ordering the provider does not
 // guarantee on this path, an accumulate waits until the earlier accumulates to the same
 // target completed. Active messages are ordered when the provider keeps send-after-send
-// order, because the target applies them in arrival order. With "none" nothing waits
+// order, because the target applies them in the order sent (AmHeader::seq: receives may
+// complete out of that order, am.cpp). With "none" nothing waits
 // and back-to-back accumulates overlap in flight. Plain accumulates on the
 // active-message path are coalesced per target (accumulate_batch.cpp).
 #include <rdma/fi_atomic.h>
@@ -92,8 +93,10 @@ int oscf_win::post_atomic_write(const Peer &p, const void *src, size_t count, fi
     });
 }
 
-AmHeader oscf_win::am_request(const Peer &p, AmOpcode opcode, oscf_type type, oscf_op op,
-                             uint8_t flags, uint32_t count, uint64_t offset) const {
+// Every header made here is sent: its seq is the next of the stream the target replays
+// in order (am.cpp).
+AmHeader oscf_win::am_request(Peer &p, AmOpcode opcode, oscf_type type, oscf_op op,
+                             uint8_t flags, uint32_t count, uint64_t offset) {
     AmHeader h{};
     h.version = kAmVersion;
     h.opcode = opcode;
@@ -104,6 +107,7 @@ AmHeader oscf_win::am_request(const Peer &p, AmOpcode opcode, oscf_type type, os
     h.origin_rank = static_cast<uint32_t>(rank_);
     h.window_id = p.am_window_id;
     h.offset = offset;
+    h.seq = p.am_sent++;
     return h;
 }
 

@@ -74,6 +74,7 @@ void ActiveMessages::repost(RecvBuffer &b) {
 
 void ActiveMessages::remove_window(uint64_t id) {
     windows_.erase(id);
+    streams_.erase(streams_.lower_bound({id, 0}), streams_.lower_bound({id + 1, 0}));
     // Requests still held for a window being freed belong to an erroneous program (an
     // origin inside a lock epoch at MPI_Win_free): drop them with a word.
     for (auto it = held_.lower_bound({id, 0}); it != held_.end() && it->first.first == id;) {
@@ -161,23 +162,41 @@ int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, si
     return OSCF_OK;
 }
 
+bool ActiveMessages::parse(const uint8_t *msg, size_t len, AmHeader *h) const {
+    if (len < sizeof *h) {
+        log(0, "dropping a %zu-byte active message: shorter than its header", len);
+        return false;
+    }
+    std::memcpy(h, msg, sizeof *h);
+    if (h->version != kAmVersion || h->opcode >= kAmOpcodeMax) {
+        log(0, "dropping an active message of version %u, opcode %u", h->version, h->opcode);
+        return false;
+    }
+    return true;
+}
+
 void ActiveMessages::on_receive(const uint8_t *msg, size_t len) {
     AmHeader h;
-    if (len < sizeof h) {
-        log(0, "dropping a %zu-byte active message: shorter than its header", len);
+    if (!parse(msg, len, &h)) return;
+    if (h.opcode == kAmReply) {
+        handle_reply(h, msg + sizeof h, len - sizeof h);
         return;
     }
-    std::memcpy(&h, msg, sizeof h);
-    if (h.version != kAmVersion || h.opcode >= kAmOpcodeMax) {
-        log(0, "dropping an active message of version %u, opcode %u", h.version, h.opcode);
+    Stream &s = streams_[{h.window_id, h.origin_rank}];
+    if (h.seq != s.next) {
+        // Ahead of one still on its way: wait for it. (seq never falls behind next.)
+        s.early.emplace(h.seq, std::vector<uint8_t>(msg, msg + len));
         return;
     }
-    const uint8_t *payload = msg + sizeof h;
-    size_t plen = len - sizeof h;
-    if (h.opcode == kAmReply)
-        handle_reply(h, payload, plen);
-    else
-        handle_request(h, payload, plen);
+    handle_request(h, msg + sizeof h, len - sizeof h);
+    ++s.next;
+    for (auto it = s.early.find(s.next); it != s.early.end(); it = s.early.find(s.next)) {
+        const std::vector<uint8_t> m = std::move(it->second);
+        s.early.erase(it);
+        parse(m.data(), m.size(), &h);
+        handle_request(h, m.data() + sizeof h, m.size() - sizeof h);
+        ++s.next;
+    }
 }
 
 void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, size_t len) {
@@ -240,7 +259,11 @@ void ActiveMessages::redispatch(uint64_t window_id) {
         if (it == held_.end()) continue;
         std::deque<std::vector<uint8_t>> q = std::move(it->second);
         held_.erase(it);
-        for (const auto &msg : q) on_receive(msg.data(), msg.size());
+        // Already in order (held in seq order): served again without the stream check.
+        for (const auto &msg : q) {
+            AmHeader h;
+            if (parse(msg.data(), msg.size(), &h)) handle_request(h, msg.data() + sizeof h, msg.size() - sizeof h);
+        }
     }
 }
 

@@ -71,6 +71,7 @@ private:
     int post_receive(RecvBuffer &b);
     void repost(RecvBuffer &b);
     void fail_request(uint64_t token, int status);
+    bool parse(const uint8_t *msg, size_t len, AmHeader *h) const;
     void handle_request(const AmHeader &h, const uint8_t *payload, size_t len);
     void handle_reply(const AmHeader &h, const uint8_t *payload, size_t len);
     SendBuffer *take_send_buffer();
@@ -87,6 +88,15 @@ private:
     // Held requests (whole messages) by (window id, origin rank); ordered so redispatch
     // finds one window's entries together. Empty except while a lock is contended.
     std::map<std::pair<uint64_t, uint32_t>, std::deque<std::vector<uint8_t>>> held_;
+    // Requests are served in the order their origin sent them (AmHeader::seq), not in
+    // the order their receives complete: tcp;ofi_rxm completes a message above its eager
+    // size (16 KiB less headers) after smaller ones sent behind it. Per (window id,
+    // origin rank): the next seq to serve, and the requests that arrived before it.
+    struct Stream {
+        uint32_t next = 0;
+        std::map<uint32_t, std::vector<uint8_t>> early;
+    };
+    std::map<std::pair<uint64_t, uint32_t>, Stream> streams_;
     uint64_t served_ = 0;
     bool closing_ = false;
 };

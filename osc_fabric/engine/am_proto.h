@@ -14,7 +14,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 4;
+constexpr uint8_t kAmVersion = 5;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,    // payload: count origin elements (none for a fetching NO_OP)
@@ -51,7 +51,7 @@ struct AmHeader {
     int32_t status;        // reply: OSCF status of the request
     uint32_t count;        // elements
     uint32_t origin_rank;  // request: the sender's rank in the window, to reply to
-    uint32_t reserved;
+    uint32_t seq;          // request: its place among the origin's requests to this window
     uint64_t window_id;    // the target's window (WinBlob::am_window_id)
     uint64_t offset;     // byte offset into the target's window memory
     uint64_t token;      // origin's request handle, echoed by the reply

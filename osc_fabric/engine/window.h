@@ -92,6 +92,7 @@ private:
         uint64_t state_base = 0, state_key = 0;
         uint32_t disp_unit = 1;
         uint64_t am_window_id = 0;
+        uint32_t am_sent = 0;  // requests sent to this peer's window: the next one's AmHeader::seq
         std::vector<oscf::Region> regions;  // dynamic windows: cached copy of its table
         uint64_t regions_generation = 0;    // of that copy
         uint64_t regions_checked_epoch = 0;  // access_epoch_ when last compared (dynamic.cpp)
@@ -193,8 +194,8 @@ private:
 
     // accumulate.cpp
     // An active-message request header to p's copy of this window (token still unset).
-    oscf::AmHeader am_request(const Peer &p, oscf::AmOpcode opcode, oscf_type type, oscf_op op,
-                              uint8_t flags, uint32_t count, uint64_t offset) const;
+    oscf::AmHeader am_request(Peer &p, oscf::AmOpcode opcode, oscf_type type, oscf_op op,
+                              uint8_t flags, uint32_t count, uint64_t offset);
     int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset,
                      const char *what, Where *w);
     int order_accumulate(Guard &lk, Peer &p, oscf_acc_path path);
