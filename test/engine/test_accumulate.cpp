@@ -1,6 +1,9 @@
 #include <complex>
 #include <cstring>
 
+#include "../../osc_fabric/engine/am.h"
+#include "../../osc_fabric/engine/engine_instance.h"
+#include "../../osc_fabric/engine/window_blob.h"
 #include "two_ranks.h"
 
 namespace {
@@ -190,4 +193,42 @@ TEST_CASE("accumulate_ordering values parse as the standard spells them", "[info
     CHECK(std::string(buf) == "raw,war");
     oscf_format_accumulate_ordering(0, buf, sizeof buf);
     CHECK(std::string(buf) == "none");
+}
+
+// tcp;ofi_rxm completes a message above its eager size after smaller ones sent behind
+// it; the target must still serve an origin's requests in the order they were sent.
+TEST_CASE("active-message requests that arrive out of order are served in the order sent", "[accumulate][am]") {
+    size_t sizes[2] = {64, 64};
+    TwoRanks t("shm", OSCF_FLAVOR_ALLOCATE, sizes);
+    std::vector<char> blob(oscf_win_blob_size(t.win[1]));
+    REQUIRE(oscf_win_local_blob(t.win[1], blob.data()) == OSCF_OK);
+    const auto *b = reinterpret_cast<const oscf::WinBlob *>(blob.data());
+    // Two REPLACEs of the same word from one stream (rank 1 to its own window: nothing
+    // else in this test uses it): seq 0 writes 1, seq 1 writes 2.
+    auto request = [&](uint32_t seq, uint64_t value) {
+        oscf::AmHeader h{};
+        h.version = oscf::kAmVersion;
+        h.opcode = oscf::kAmAccumulate;
+        h.type = OSCF_TYPE_UINT64;
+        h.op = OSCF_OP_REPLACE;
+        h.flags = oscf::kAmNoReply;
+        h.count = 1;
+        h.origin_rank = 1;
+        h.seq = seq;
+        h.window_id = b->am_window_id;
+        std::vector<uint8_t> msg(sizeof h + sizeof value);
+        std::memcpy(msg.data(), &h, sizeof h);
+        std::memcpy(msg.data() + sizeof h, &value, sizeof value);
+        return msg;
+    };
+    const std::vector<uint8_t> first = request(0, 1), second = request(1, 2);
+    auto word = [&] { return *reinterpret_cast<volatile uint64_t *>(t.mem(1)); };
+    std::memset(t.mem(1), 0, sizeof(uint64_t));  // allocated memory starts undefined
+    {
+        std::unique_lock<oscf::EngineLock> lk(t.eng[1]->progress->mutex());
+        t.eng[1]->am->on_receive(second.data(), second.size());
+        CHECK(word() == 0);  // waits for seq 0
+        t.eng[1]->am->on_receive(first.data(), first.size());
+    }
+    CHECK(word() == 2);
 }
