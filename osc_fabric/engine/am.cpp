@@ -189,14 +189,19 @@ void ActiveMessages::on_receive(const uint8_t *msg, size_t len) {
         return;
     }
     handle_request(h, msg + sizeof h, len - sizeof h);
-    ++s.next;
-    for (auto it = s.early.find(s.next); it != s.early.end(); it = s.early.find(s.next)) {
+    // Then those that arrived early and are next now.
+    for (auto it = s.early.find(++s.next); it != s.early.end(); it = s.early.find(++s.next)) {
         const std::vector<uint8_t> m = std::move(it->second);
         s.early.erase(it);
-        parse(m.data(), m.size(), &h);
-        handle_request(h, m.data() + sizeof h, m.size() - sizeof h);
-        ++s.next;
+        serve_stored(m);
     }
+}
+
+// A request kept whole (early, or held for a lock); parse() passed it when it arrived.
+void ActiveMessages::serve_stored(const std::vector<uint8_t> &msg) {
+    AmHeader h;
+    std::memcpy(&h, msg.data(), sizeof h);
+    handle_request(h, msg.data() + sizeof h, msg.size() - sizeof h);
 }
 
 void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, size_t len) {
@@ -259,11 +264,8 @@ void ActiveMessages::redispatch(uint64_t window_id) {
         if (it == held_.end()) continue;
         std::deque<std::vector<uint8_t>> q = std::move(it->second);
         held_.erase(it);
-        // Already in order (held in seq order): served again without the stream check.
-        for (const auto &msg : q) {
-            AmHeader h;
-            if (parse(msg.data(), msg.size(), &h)) handle_request(h, msg.data() + sizeof h, msg.size() - sizeof h);
-        }
+        // Held in the order sent: served again without the stream check.
+        for (const auto &msg : q) serve_stored(msg);
     }
 }
 

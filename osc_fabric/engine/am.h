@@ -73,6 +73,7 @@ private:
     void fail_request(uint64_t token, int status);
     bool parse(const uint8_t *msg, size_t len, AmHeader *h) const;
     void handle_request(const AmHeader &h, const uint8_t *payload, size_t len);
+    void serve_stored(const std::vector<uint8_t> &msg);
     void handle_reply(const AmHeader &h, const uint8_t *payload, size_t len);
     SendBuffer *take_send_buffer();
     void release(SendBuffer *b);

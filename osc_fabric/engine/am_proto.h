@@ -7,6 +7,8 @@
 //              requests the target queues until it can grant them (kAmLockShared,
 //              or kAmTakeShared on the batch that carries one).
 //   version 4: a batch may end its sender's lock hold (kAmReleaseShared/Exclusive).
+//   version 5: requests carry their place in the sender's stream (AmHeader::seq); the
+//              target serves them in that order, whatever order they arrive in.
 #pragma once
 
 #include <cstddef>
