@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <unistd.h>
 
 /* Past this many failure lines per rank we only count, so a broken
  * component cannot bury the summary under megabytes of output. */
@@ -116,12 +118,58 @@ static inline bool check_rc_at(int rc, const char *what, const char *file,
  * meaningful where MPI_ERRORS_RETURN is set on the object involved. */
 #define CHECK_MPI(call) check_rc_at((call), #call, __FILE__, __LINE__)
 
+/*
+ * Watchdog.  A test that hangs would otherwise only be killed by meson's
+ * timeout, which says nothing about where.  check_watchdog(S) arms it;
+ * each check_where("fmt", ...) names the step the rank is entering and
+ * re-arms it.  A rank that stays S seconds in one step prints
+ * "WATCHDOG rank R: step took over S s: <step>" and exits with status 3,
+ * so every stuck rank says where it is and mpirun ends the job.
+ */
+static unsigned check_watchdog_seconds;
+static char check_watchdog_line[256];
+static volatile size_t check_watchdog_len;
+
+static inline void check_watchdog_fired(int sig)
+{
+    (void)sig;
+    ssize_t unused = write(2, check_watchdog_line, check_watchdog_len);
+    (void)unused;
+    _exit(3);
+}
+
+static inline void check_where(const char *fmt, ...)
+{
+    if (!check_watchdog_seconds) return;
+    char step[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(step, sizeof step, fmt, ap);
+    va_end(ap);
+    check_watchdog_len = 0; /* a signal while we rewrite prints nothing torn */
+    int len = snprintf(check_watchdog_line, sizeof check_watchdog_line,
+                       "WATCHDOG rank %d: step took over %u s: %s\n",
+                       check_world_rank(), check_watchdog_seconds, step);
+    if (len < 0) len = 0;
+    if ((size_t)len >= sizeof check_watchdog_line) len = sizeof check_watchdog_line - 1;
+    check_watchdog_len = (size_t)len;
+    alarm(check_watchdog_seconds);
+}
+
+static inline void check_watchdog(unsigned seconds)
+{
+    check_watchdog_seconds = seconds;
+    signal(SIGALRM, check_watchdog_fired);
+    check_where("start");
+}
+
 /* Sums the counts over MPI_COMM_WORLD, prints the summary on rank 0 and
  * finalizes MPI.  Returns the exit status for main(). */
 static inline int check_finish(void)
 {
     long local[2] = { check_npassed, check_nfailed };
     long total[2] = { 0, 0 };
+    check_where("check_finish");
     MPI_Reduce(local, total, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (check_world_rank() == 0) {
         printf("%ld passed, %ld failed\n", total[0], total[1]);
@@ -130,6 +178,7 @@ static inline int check_finish(void)
     /* Everyone exits with the same status, whichever rank failed. */
     MPI_Bcast(&total[1], 1, MPI_LONG, 0, MPI_COMM_WORLD);
     MPI_Finalize();
+    alarm(0);
     return total[1] == 0 ? 0 : 1;
 }
 
