@@ -21,7 +21,7 @@ int oscf_win::close_idle_fence(const char *what) {
     return OSCF_OK;
 }
 
-int oscf_win::begin_access(Guard &lk, int target, const char *what) {
+int oscf_win::begin_access(Guard &, int target, const char *what) {
     int rc = check_target(target);
     if (rc) return rc;
     Peer &p = peers_[static_cast<size_t>(target)];
@@ -35,21 +35,8 @@ int oscf_win::begin_access(Guard &lk, int target, const char *what) {
                            what, target);
     }
     if (p.lock != LockMode::none) return OSCF_OK;
-    if (lock_all_) {
-        // lock_all takes each target's shared lock on first use: lock_all itself stays
-        // O(1) and unlock_all touches only the targets used.
-        p.lock = LockMode::shared;
-        if (!lock_all_nocheck_) {
-            rc = take_shared(lk, p);
-            if (rc) {
-                p.lock = LockMode::none;
-                return rc;
-            }
-            p.lock_acquired = true;
-        }
-        lock_all_acquired_.push_back(target);
-        return OSCF_OK;
-    }
+    // lock_all holds rank 0's gate, which keeps every exclusive lock away (lock.cpp).
+    if (lock_all_) return OSCF_OK;
     return usage_error(OSCF_ERR_RMA_SYNC, "%s to rank %d outside an access epoch", what, target);
 }
 

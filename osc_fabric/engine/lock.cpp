@@ -30,10 +30,29 @@
 // (kAmReleaseShared/Exclusive): one message each way for the whole epoch, where a
 // separate release costs both sides another system call on tcp;ofi_rxm.
 // Exclusive locks still take the word with compare-and-swap from the origin.
-// Every access to a lock word goes through the fabric, including our own: NIC (and
-// libfabric software) atomics are not coherent with CPU atomics. Where the provider's
-// atomics are not used (shm, see fabric.cpp), every access is an active message applied
-// under the owner's engine lock instead, our own included.
+//
+// Locks held together are taken in call order: a lock is not asked for before every
+// lock this process asked for earlier is granted, so programs that lock in one global
+// order (ascending rank, say) cannot deadlock. Only the latest lock can be ungranted
+// (ungranted_), so the one-message shared lock stays one message for the last lock of
+// a set, which is every lock of a single-target epoch. Our own lock word would be
+// granted at once: without the rule, a lock on ourselves overtook an earlier request
+// still travelling to another target, and two processes each held what the other
+// waited for.
+//
+// lock_all takes no per-target lock. Taking them on first use, in whatever order the
+// epoch touched its targets, broke the call order too (the epoch holds a high rank and
+// waits for a low one that an exclusive holder keeps while it waits for the high one).
+// Instead one word at rank 0 of the window, the gate, keeps lock_all epochs and
+// exclusive locks apart, as osc/rdma's two-level locking does:
+//
+//   gate = kGateAll * (lock_all epochs) + (processes holding exclusive locks)
+//
+// lock_all adds kGateAll and waits for no exclusive holder; a process's first
+// exclusive lock adds 1 and waits for no lock_all epoch; both undo and retry on
+// conflict, and leave when the epoch or their last exclusive lock ends. Shared locks
+// and lock_all do not conflict, so nothing else is needed.
+//
 #include <rdma/fi_atomic.h>
 
 #include <chrono>
@@ -45,17 +64,39 @@ using namespace oscf;
 
 namespace {
 constexpr uint64_t kExclusive = uint64_t{1} << 32;
+constexpr uint64_t kGateAll = uint64_t{1} << 32;
 constexpr uint64_t kLockWordOffset = offsetof(WindowState, lock);
+constexpr uint64_t kGateOffset = offsetof(WindowState, gate);
+constexpr uint64_t kLowHalf = kGateAll - 1;
+
+// How one kind of hold takes its word: compare-and-swap from 0, or an add that
+// conflicts with what `conflict` selects of the old value and is undone if it does.
+struct Claim {
+    uint64_t offset;
+    bool cas;
+    uint64_t add, conflict;
+};
+constexpr Claim kClaims[] = {
+    /* Hold::shared */ {kLockWordOffset, false, 1, ~kLowHalf},
+    /* Hold::exclusive */ {kLockWordOffset, true, kExclusive, 0},
+    /* Hold::gate_exclusive */ {kGateOffset, false, 1, ~kLowHalf},
+    /* Hold::gate_all */ {kGateOffset, false, kGateAll, kLowHalf},
+};
+// What a release adds. Constant operands: the fabric may read them until the update
+// completes.
+const uint64_t kUndo[] = {~uint64_t{0}, uint64_t{0} - kExclusive, ~uint64_t{0},
+                          uint64_t{0} - kGateAll};
 }  // namespace
 
-int oscf_win::lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
-                               uint64_t *old) {
+int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
+                               uint64_t compare, uint64_t *old) {
     ++stats.lock_attempts;
     // Lock words follow the path of 64-bit accumulates, so a provider whose atomics we
     // do not trust (fabric.cpp) never touches them.
-    if (!eng_.caps.native(OSCF_TYPE_UINT64)) return lock_word_am(lk, p, op, operand, compare, old);
+    if (!eng_.caps.native(OSCF_TYPE_UINT64))
+        return lock_word_am(lk, p, offset, op, operand, compare, old);
     OpCounter done;
-    uint64_t addr = p.state_base + kLockWordOffset;
+    uint64_t addr = p.state_base + offset;
     int rc = progress().post("lock word atomic", [&]() -> ssize_t {
         if (op == FI_CSWAP)
             return fi_compare_atomic(fab().ep(), &operand, 1, nullptr, &compare, nullptr, old,
@@ -72,11 +113,11 @@ int oscf_win::lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uin
 
 // The same update as an active message that the target's engine applies under its lock
 // (or that we apply, under ours, to our own lock word).
-int oscf_win::lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
-                           uint64_t *old) {
+int oscf_win::lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
+                           uint64_t compare, uint64_t *old) {
     const bool cas = op == FI_CSWAP;
     if (&p == &peers_[static_cast<size_t>(rank_)]) {
-        uint64_t *word = &state_->lock;
+        uint64_t *word = own_word(offset);
         *old = *word;
         if (cas)
             apply_compare_swap(OSCF_TYPE_UINT64, word, &operand, &compare);
@@ -86,7 +127,7 @@ int oscf_win::lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_
     }
     OpCounter done;
     AmHeader h = am_request(p, cas ? kAmCompareSwap : kAmAccumulate, OSCF_TYPE_UINT64, OSCF_OP_SUM,
-                            kAmFetch | kAmStateWord, 1, kLockWordOffset);
+                            kAmFetch | kAmStateWord, 1, offset);
     h.token = eng_.am->new_request(&done, old, sizeof *old);
     done.on_post();
     int rc = eng_.am->send(p.addr, h, &operand, sizeof operand, cas ? &compare : nullptr,
@@ -96,16 +137,22 @@ int oscf_win::lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_
     return rc ? rc : done.take_error();
 }
 
-int oscf_win::acquire(Guard &lk, Peer &p, bool exclusive) {
+uint64_t *oscf_win::own_word(uint64_t offset) {
+    return reinterpret_cast<uint64_t *>(reinterpret_cast<char *>(state_.get()) + offset);
+}
+
+int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
     using clock = std::chrono::steady_clock;
+    const Claim &c = kClaims[static_cast<int>(hold)];
     auto backoff = std::chrono::microseconds(1);
     for (;;) {
         uint64_t old = 0;
-        int rc = exclusive ? lock_word_atomic(lk, p, FI_CSWAP, kExclusive, 0, &old)
-                           : lock_word_atomic(lk, p, FI_SUM, 1, 0, &old);
+        int rc = c.cas ? lock_word_atomic(lk, p, c.offset, FI_CSWAP, c.add, 0, &old)
+                       : lock_word_atomic(lk, p, c.offset, FI_SUM, c.add, 0, &old);
         if (rc) return rc;
-        if (exclusive ? old == 0 : old < kExclusive) return OSCF_OK;
-        if (!exclusive && (rc = lock_word_atomic(lk, p, FI_SUM, ~uint64_t{0}, 0, &old))) return rc;
+        if (c.cas ? old == 0 : (old & c.conflict) == 0) return OSCF_OK;
+        if (!c.cas && (rc = lock_word_atomic(lk, p, c.offset, FI_SUM, uint64_t{0} - c.add, 0, &old)))
+            return rc;
         // Back off while still serving our own incoming traffic: the holder may be
         // waiting for us.
         auto until = clock::now() + backoff;
@@ -115,13 +162,11 @@ int oscf_win::acquire(Guard &lk, Peer &p, bool exclusive) {
     }
 }
 
-int oscf_win::release(Peer &p) {
-    // Constant operands: the fabric may read them until the update completes.
-    static const uint64_t kUndoShared = ~uint64_t{0};
-    static const uint64_t kUndoExclusive = uint64_t{0} - kExclusive;
-    const uint64_t *delta = p.lock == LockMode::exclusive ? &kUndoExclusive : &kUndoShared;
+int oscf_win::release(Peer &p, Hold hold) {
+    const uint64_t offset = kClaims[static_cast<int>(hold)].offset;
+    const uint64_t *delta = &kUndo[static_cast<int>(hold)];
     if (&p == &peers_[static_cast<size_t>(rank_)] && !eng_.caps.native(OSCF_TYPE_UINT64)) {
-        apply_reduction(OSCF_OP_SUM, OSCF_TYPE_UINT64, &state_->lock, delta, 1);
+        apply_reduction(OSCF_OP_SUM, OSCF_TYPE_UINT64, own_word(offset), delta, 1);
         eng_.am->redispatch(id_);  // shared requests held behind our exclusive hold
         return OSCF_OK;
     }
@@ -129,7 +174,7 @@ int oscf_win::release(Peer &p) {
     if (!eng_.caps.native(OSCF_TYPE_UINT64)) {
         const bool silent = fab().limits().send_after_send;
         AmHeader h = am_request(p, kAmAccumulate, OSCF_TYPE_UINT64, OSCF_OP_SUM,
-                                kAmStateWord | (silent ? kAmNoReply : 0), 1, kLockWordOffset);
+                                kAmStateWord | (silent ? kAmNoReply : 0), 1, offset);
         if (silent) {
             p.release_unanswered = true;
             return eng_.am->send(p.addr, h, delta, sizeof *delta);
@@ -140,10 +185,37 @@ int oscf_win::release(Peer &p) {
         if (rc) releases_.on_complete(rc);
         return rc;
     }
-    int rc = post_atomic_write(p, delta, 1, FI_UINT64, FI_SUM, p.state_base + kLockWordOffset,
-                               p.state_key, &releases_);
+    int rc = post_atomic_write(p, delta, 1, FI_UINT64, FI_SUM, p.state_base + offset, p.state_key,
+                               &releases_);
     if (rc == OSCF_OK) releases_.on_post();
     return rc;
+}
+
+// The gate lives at rank 0 of the window; a process enters it once for all the
+// exclusive locks it holds at a time.
+int oscf_win::enter_exclusive_gate(Guard &lk) {
+    if (exclusive_gated_ == 0) {
+        int rc = acquire(lk, peers_[0], Hold::gate_exclusive);
+        if (rc) return rc;
+    }
+    ++exclusive_gated_;
+    return OSCF_OK;
+}
+
+int oscf_win::leave_exclusive_gate() {
+    if (--exclusive_gated_ != 0) return OSCF_OK;
+    return release(peers_[0], Hold::gate_exclusive);
+}
+
+// Call order: the latest lock asked for is granted before another is asked for. An
+// unsent request leaves now (with its batch, if one is open) rather than at the next
+// message, so the wait has something to wait for.
+int oscf_win::await_earlier_lock(Guard &lk) {
+    if (ungranted_ < 0) return OSCF_OK;
+    Peer &q = peers_[static_cast<size_t>(ungranted_)];
+    ungranted_ = -1;
+    int rc = q.lock_request_unsent ? send_batch(q) : OSCF_OK;
+    return rc ? rc : await_grant(lk, q);
 }
 
 bool oscf_win::lock_requests_queue() const {
@@ -181,8 +253,11 @@ void oscf_win::cancel_unsent_lock(Peer &p) {
 // Our own lock word is changed directly under the engine lock, so there is nothing to
 // queue behind: take it the blocking way.
 int oscf_win::take_shared(Guard &lk, Peer &p) {
-    if (lock_requests_queue() && &p != &peers_[static_cast<size_t>(rank_)]) return request_shared(p);
-    return acquire(lk, p, false);
+    if (lock_requests_queue() && &p != &peers_[static_cast<size_t>(rank_)]) {
+        ungranted_ = static_cast<int>(&p - peers_.data());
+        return request_shared(p);
+    }
+    return acquire(lk, p, Hold::shared);
 }
 
 int oscf_win::await_grant(Guard &lk, Peer &p) {
@@ -231,7 +306,16 @@ int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
     if (p.lock != LockMode::none)
         return usage_error(OSCF_ERR_RMA_CONFLICT, "rank %d is already locked by this process", target);
     bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
-    if (!nocheck && (rc = exclusive ? acquire(lk, p, true) : take_shared(lk, p))) return rc;
+    if (!nocheck && (rc = await_earlier_lock(lk))) return rc;
+    if (!nocheck && exclusive) {
+        if ((rc = enter_exclusive_gate(lk))) return rc;
+        if ((rc = acquire(lk, p, Hold::exclusive))) {
+            int leave = leave_exclusive_gate();
+            return leave ? leave : rc;
+        }
+    } else if (!nocheck && (rc = take_shared(lk, p))) {
+        return rc;
+    }
     p.lock = exclusive ? LockMode::exclusive : LockMode::shared;
     p.lock_acquired = !nocheck;
     ++locks_held_;
@@ -245,12 +329,20 @@ int oscf_win::unlock(Guard &lk, int target) {
     Peer &p = peers_[static_cast<size_t>(target)];
     if (lock_all_ || p.lock == LockMode::none)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock of rank %d, which is not locked", target);
+    if (ungranted_ == target) ungranted_ = -1;
     cancel_unsent_lock(p);
     fold_release_into_batch(p);
     // Operations must be complete at the target before others may take the lock.
     rc = wait_idle(lk, p.ops);
     int op_err = p.ops.take_error();
-    if (!rc && p.lock_acquired && !p.release_with_batch) rc = release(p);
+    const bool exclusive = p.lock == LockMode::exclusive;
+    if (!rc && p.lock_acquired && !p.release_with_batch)
+        rc = release(p, exclusive ? Hold::exclusive : Hold::shared);
+    // The gate after the target: our operations there are complete already.
+    if (p.lock_acquired && exclusive) {
+        int grc = leave_exclusive_gate();
+        if (!rc) rc = grc;
+    }
     p.release_with_batch = false;
     p.lock = LockMode::none;
     p.lock_acquired = false;
@@ -258,35 +350,30 @@ int oscf_win::unlock(Guard &lk, int target) {
     return rc ? rc : op_err;
 }
 
-int oscf_win::lock_all(Guard &, int assert_bits) {
+int oscf_win::lock_all(Guard &lk, int assert_bits) {
     if (lock_all_ || locks_held_ || pscw_access_)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_lock_all inside another access epoch");
     int rc = close_idle_fence("MPI_Win_lock_all");
     if (rc) return rc;
+    lock_all_gated_ = (assert_bits & OSCF_MODE_NOCHECK) == 0;
+    if (lock_all_gated_ && (rc = acquire(lk, peers_[0], Hold::gate_all))) {
+        lock_all_gated_ = false;
+        return rc;
+    }
     lock_all_ = true;
     ++access_epoch_;
-    lock_all_nocheck_ = (assert_bits & OSCF_MODE_NOCHECK) != 0;
-    lock_all_acquired_.clear();
     return OSCF_OK;
 }
 
 int oscf_win::unlock_all(Guard &lk) {
     if (!lock_all_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all");
-    for (int t : lock_all_acquired_) {
-        Peer &p = peers_[static_cast<size_t>(t)];
-        cancel_unsent_lock(p);
-        fold_release_into_batch(p);
-    }
     int rc = wait_idle(lk, all_ops_);
     int op_err = take_window_error();
-    for (int t : lock_all_acquired_) {
-        Peer &p = peers_[static_cast<size_t>(t)];
-        if (!rc && p.lock_acquired && !p.release_with_batch) rc = release(p);
-        p.release_with_batch = false;
-        p.lock = LockMode::none;
-        p.lock_acquired = false;
+    if (lock_all_gated_) {
+        int grc = release(peers_[0], Hold::gate_all);
+        if (!rc) rc = grc;
+        lock_all_gated_ = false;
     }
-    lock_all_acquired_.clear();
     lock_all_ = false;
     return rc ? rc : op_err;
 }

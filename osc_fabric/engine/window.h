@@ -133,8 +133,14 @@ private:
     bool exposure_complete();
 
     // lock.cpp
-    int acquire(Guard &lk, Peer &p, bool exclusive);
-    int release(Peer &p);
+    // What a process holds of a lock word: a target's (lock) or rank 0's gate.
+    enum class Hold : uint8_t { shared, exclusive, gate_exclusive, gate_all };
+    int acquire(Guard &lk, Peer &p, Hold hold);
+    int release(Peer &p, Hold hold);
+    uint64_t *own_word(uint64_t offset);  // a word of our WindowState
+    int enter_exclusive_gate(Guard &lk);
+    int leave_exclusive_gate();
+    int await_earlier_lock(Guard &lk);
     int confirm_releases();  // before free: every silent release has been applied
     bool lock_requests_queue() const;
     int request_shared(Peer &p);
@@ -145,9 +151,10 @@ private:
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
     int grant_shared();  // target side of kAmLockShared
-    int lock_word_atomic(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare,
-                         uint64_t *old);
-    int lock_word_am(Guard &lk, Peer &p, int op, uint64_t operand, uint64_t compare, uint64_t *old);
+    int lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
+                         uint64_t compare, uint64_t *old);
+    int lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
+                     uint64_t compare, uint64_t *old);
 
     // Where one access lands: for the fabric (remote address and key), for ourselves
     // (local pointer), and for active messages (the offset the owner resolves again).
@@ -265,9 +272,10 @@ private:
     bool fence_open_ = false;       // between fences (not closed by MPI_MODE_NOSUCCEED)
     bool ops_since_fence_ = false;  // an idle fence epoch may give way to a lock epoch
     int locks_held_ = 0;            // targets locked with MPI_Win_lock
+    int ungranted_ = -1;            // the one lock that may still await its grant (lock.cpp)
+    int exclusive_gated_ = 0;       // exclusive locks held through rank 0's gate
     bool lock_all_ = false;
-    bool lock_all_nocheck_ = false;
-    std::vector<int> lock_all_acquired_;  // targets locked lazily under lock_all
+    bool lock_all_gated_ = false;   // this lock_all epoch holds the gate (not NOCHECK)
 
     // General active target (pscw.cpp has the protocol).
     bool pscw_access_ = false;             // between start and complete

@@ -3,6 +3,8 @@
 //   version 1: endpoint address, window memory (base/size/key/disp_unit), the
 //              target-resident state (lock word), a provider fingerprint and the id
 //              active messages use for the window.
+//   version 2: WindowState::gate, the window-wide word that lock_all and exclusive
+//              locks take from opposite sides (lock.cpp), at rank 0 of the window.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +12,7 @@
 
 namespace oscf {
 
-constexpr uint32_t kWinBlobVersion = 1;
+constexpr uint32_t kWinBlobVersion = 2;
 constexpr size_t kMaxAddrLen = 256;  // shm names are up to 256 bytes; sockaddrs are shorter
 
 struct WinBlob {
@@ -36,7 +38,9 @@ static_assert(sizeof(WinBlob) == 64 + kMaxAddrLen, "WinBlob layout is part of th
 // RMA write, so no atomics are needed and local polling reads see the writes.
 struct alignas(64) WindowState {
     uint64_t lock;  // see lock.cpp for the encoding; changed only with atomics
-    uint64_t reserved[7];
+    uint64_t reserved[4];  // dynamic windows: where the region table is (below)
+    uint64_t gate;  // rank 0's only: lock_all against exclusive locks (lock.cpp)
+    uint64_t unused[2];
 };
 static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
 

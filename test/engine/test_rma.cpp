@@ -42,7 +42,7 @@ TEST_CASE("a run of small puts leaves as few messages and lands whole at the flu
     std::memset(t.mem(1), 0, kPuts * 8);
     std::vector<uint64_t> src(kPuts);
     std::iota(src.begin(), src.end(), uint64_t{1000});
-    REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
     for (size_t i = 0; i < kPuts; ++i)
         REQUIRE(oscf_win_put(t.win[0], 1, &src[i], 8, static_cast<int64_t>(i * 8), 0, nullptr) == OSCF_OK);
     src.assign(kPuts, 0);  // origin buffers are reusable as soon as the call returns
@@ -52,8 +52,8 @@ TEST_CASE("a run of small puts leaves as few messages and lands whole at the flu
         std::memcpy(&v, t.mem(1) + i * 8, 8);
         if (v != 1000 + i) FAIL("put " << i << " landed as " << v);
     }
-    REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
-    // The first finds lock_all's lock request unsent, so every put fills the batch until
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    // The first finds the shared lock request unsent, so every put fills the batch until
     // it leaves full, carrying the request (no progress runs in between). Those after it
     // are batched while the grant or the batch is still unanswered; once answered (how
     // soon depends on scheduling), shm writes them and tcp batches only if busy.
