@@ -281,6 +281,7 @@ static void test_cas(const struct ctx *c, const struct itype *t)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    check_watchdog(120); /* a stalled rank says where (check.h) */
     init_types();
     struct ctx c;
     memset(&c, 0, sizeof c);

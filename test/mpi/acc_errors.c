@@ -208,6 +208,7 @@ static void case_type(struct ctx *c)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    check_watchdog(120); /* a stalled rank says where (check.h) */
     struct ctx c;
     memset(&c, 0, sizeof c);
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);

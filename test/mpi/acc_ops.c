@@ -936,6 +936,7 @@ static void run_type(struct ctx *c, int tix)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    check_watchdog(120); /* a stalled rank says where (check.h) */
     init_ops();
 
     struct ctx c;

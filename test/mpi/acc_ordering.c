@@ -277,6 +277,7 @@ static MPI_Win make_window(const char *ordering, unsigned char **base)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    check_watchdog(120); /* a stalled rank says where (check.h) */
     init_types();
     struct ctx c;
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);

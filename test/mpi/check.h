@@ -28,6 +28,7 @@
 #define CHECK_MAX_REPORTS 64
 
 static long check_npassed;
+static volatile unsigned long check_progress_count; /* for the watchdog, below */
 static long check_nfailed;
 
 static inline int check_world_rank(void)
@@ -41,6 +42,7 @@ static inline int check_world_rank(void)
 static inline bool check_vrecord(bool ok, const char *file, int line,
                                  const char *fmt, va_list ap)
 {
+    check_progress_count++;
     if (ok) {
         check_npassed++;
         return true;
@@ -116,51 +118,95 @@ static inline bool check_rc_at(int rc, const char *what, const char *file,
 
 /* CHECK_MPI(MPI_Xxx(...)): the call must return MPI_SUCCESS.  Only
  * meaningful where MPI_ERRORS_RETURN is set on the object involved. */
-#define CHECK_MPI(call) check_rc_at((call), #call, __FILE__, __LINE__)
+#define CHECK_MPI(call) \
+    (check_entering(#call, __FILE__, __LINE__), check_rc_at((call), #call, __FILE__, __LINE__))
 
 /*
  * Watchdog.  A test that hangs would otherwise only be killed by meson's
- * timeout, which says nothing about where.  check_watchdog(S) arms it;
- * each check_where("fmt", ...) names the step the rank is entering and
- * re-arms it.  A rank that stays S seconds in one step prints
- * "WATCHDOG rank R: step took over S s: <step>" and exits with status 3,
- * so every stuck rank says where it is and mpirun ends the job.
+ * timeout, which says nothing about where.  check_watchdog(S) arms it: every
+ * S seconds it looks whether the rank made progress (a check counted, an MPI
+ * call entered through CHECK_MPI, a check_where step).  A rank that made none
+ * prints "WATCHDOG rank R: no progress for S s in <call> at <file:line>, step
+ * <step>" and exits with status 3, so every stuck rank says where it waits
+ * and mpirun ends the job.  The line is formatted before it is needed: the
+ * signal handler only writes it.
  */
 static unsigned check_watchdog_seconds;
-static char check_watchdog_line[256];
-static volatile size_t check_watchdog_len;
+static unsigned long check_watchdog_seen;
+static const char *volatile check_call_text = "(none yet)";
+static const char *volatile check_call_file = "";
+static volatile int check_call_line;
+static char check_step[160] = "start";
+
+static inline void check_write_str(const char *s)
+{
+    ssize_t unused = write(2, s, strlen(s));
+    (void)unused;
+}
+
+static inline void check_write_int(long v)
+{
+    char buf[24];
+    int i = (int)sizeof buf;
+    bool neg = v < 0;
+    unsigned long u = neg ? 0ul - (unsigned long)v : (unsigned long)v;
+    do buf[--i] = (char)('0' + u % 10); while ((u /= 10) && i > 1);
+    if (neg) buf[--i] = '-';
+    ssize_t unused = write(2, buf + i, sizeof buf - (size_t)i);
+    (void)unused;
+}
+
+static int check_watchdog_rank = -1;
 
 static inline void check_watchdog_fired(int sig)
 {
     (void)sig;
-    ssize_t unused = write(2, check_watchdog_line, check_watchdog_len);
-    (void)unused;
+    if (check_progress_count != check_watchdog_seen) {
+        check_watchdog_seen = check_progress_count;
+        alarm(check_watchdog_seconds);
+        return;
+    }
+    check_write_str("WATCHDOG rank ");
+    check_write_int(check_watchdog_rank);
+    check_write_str(": no progress for ");
+    check_write_int((long)check_watchdog_seconds);
+    check_write_str(" s in ");
+    check_write_str(check_call_text);
+    check_write_str(" at ");
+    check_write_str(check_call_file);
+    check_write_str(":");
+    check_write_int(check_call_line);
+    check_write_str(", step ");
+    check_write_str(check_step);
+    check_write_str("\n");
     _exit(3);
 }
 
+/* Names the step this rank is entering (printed if it stalls there). */
 static inline void check_where(const char *fmt, ...)
 {
-    if (!check_watchdog_seconds) return;
-    char step[160];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(step, sizeof step, fmt, ap);
+    vsnprintf(check_step, sizeof check_step, fmt, ap); /* torn at worst, if it fires now */
     va_end(ap);
-    check_watchdog_len = 0; /* a signal while we rewrite prints nothing torn */
-    int len = snprintf(check_watchdog_line, sizeof check_watchdog_line,
-                       "WATCHDOG rank %d: step took over %u s: %s\n",
-                       check_world_rank(), check_watchdog_seconds, step);
-    if (len < 0) len = 0;
-    if ((size_t)len >= sizeof check_watchdog_line) len = sizeof check_watchdog_line - 1;
-    check_watchdog_len = (size_t)len;
-    alarm(check_watchdog_seconds);
+    check_progress_count++;
+}
+
+/* CHECK_MPI records the call it is about to make. */
+static inline void check_entering(const char *call, const char *file, int line)
+{
+    check_call_text = call;
+    check_call_file = file;
+    check_call_line = line;
+    check_progress_count++;
 }
 
 static inline void check_watchdog(unsigned seconds)
 {
+    check_watchdog_rank = check_world_rank();
     check_watchdog_seconds = seconds;
     signal(SIGALRM, check_watchdog_fired);
-    check_where("start");
+    alarm(seconds);
 }
 
 /* Sums the counts over MPI_COMM_WORLD, prints the summary on rank 0 and

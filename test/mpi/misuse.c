@@ -994,6 +994,7 @@ static void run_row(ctx *c, const row *r)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    check_watchdog(120); /* a stalled rank says where (check.h) */
     /* Window creation errors are returned on the communicator. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     fill_long_values();

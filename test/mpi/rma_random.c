@@ -317,14 +317,17 @@ static void gen_sync(rr_epoch *ep, rr_rng *r, int sync, int next_sync)
         for (int p = 0; p < np; p++) ep->use_test[p] = (char) rr_pct(r, 50);
         return;
     }
-    /* An exclusive lock is only ever the one lock its holder has, so a holder never
-     * waits for anything while others wait for it: no deadlock, whether locks are
-     * taken eagerly or at the first operation. */
+    /* Locks held together are taken in ascending rank order (ST_LOCK_HOLD), self
+     * included, shared and exclusive mixed, beside other ranks' lock_all: a component
+     * that grants locks in call order cannot deadlock on that.  osc/pt2pt can (an
+     * exclusive lock on oneself after another rank's lock_all), so in -P mode an
+     * exclusive lock is the only lock its holder has. */
     for (int o = 0; o < np; o++) {
         ep->style[o] = (int) rr_below(r, 3);
         int ntargets = 0;
         for (int t = 0; t < np; t++) ntargets += ep->acc[o * np + t];
-        bool excl_ok = ep->style[o] == ST_LOCK_SEQ || (ep->style[o] == ST_LOCK_HOLD && ntargets == 1);
+        bool excl_ok = ep->style[o] == ST_LOCK_SEQ ||
+                       (ep->style[o] == ST_LOCK_HOLD && (ntargets == 1 || !cx.pt2pt_mode));
         for (int t = 0; t < np; t++)
             if (ep->acc[o * np + t]) {
                 bool excl = rr_pct(r, 50) && !(cx.pt2pt_mode && t == o);
@@ -1313,6 +1316,9 @@ int main(int argc, char **argv)
                seed0, cx.epochs, cx.ops);
         fflush(stdout);
     }
+    /* An epoch takes milliseconds; one stuck for a minute names its seed and epoch on
+     * every rank (check.h), which replays it. */
+    check_watchdog(60);
     double t0 = MPI_Wtime();
     long seeds_done = 0, epochs_done = 0;
     for (long k = 0; nseeds < 0 || k < nseeds; k++) {
@@ -1329,6 +1335,7 @@ int main(int argc, char **argv)
         sync[cx.epochs] = SY_PASSIVE; /* whatever follows the last epoch is not a fence */
         for (int e = 0; e < cx.epochs; e++) {
             cx.epoch = e;
+            check_where("seed %ld epoch %d (replay: -s %ld -e %d -o %d)", cx.seed, e, cx.seed, cx.epochs, cx.ops);
             rr_epoch ep;
             memset(&ep, 0, sizeof ep);
             gen_sync(&ep, &r, sync[e], sync[e + 1]);

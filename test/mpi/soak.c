@@ -636,6 +636,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    check_watchdog(120); /* a stalled rank says where (check.h) */
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     long nwin = DEFAULT_WINDOWS, warmup = DEFAULT_WARMUP, seed = 1, rss_mib = DEFAULT_RSS_MIB;

@@ -362,6 +362,7 @@ static const char *lock_class_name(int cls)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    check_watchdog(120); /* a stalled rank says where (check.h) */
     /* A window that cannot be created is a reported failure, not an abort. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     for (int f = 0; f < NFLAVORS; f++) {

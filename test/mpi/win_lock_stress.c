@@ -231,6 +231,7 @@ static void stress_flavor(int flavor)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    check_watchdog(120); /* a stalled rank says where (check.h) */
     /* A window that cannot be created is a reported failure, not an abort. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     for (int f = 0; f < NFLAVORS; f++)

@@ -18,6 +18,7 @@ static MPI_Group ranks_group(MPI_Group world, const int *ranks, int n)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    check_watchdog(120); /* a stalled rank says where (check.h) */
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -74,6 +74,7 @@ static void run(int noncontig)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    check_watchdog(120); /* a stalled rank says where (check.h) */
     run(0);
     run(1);
 
