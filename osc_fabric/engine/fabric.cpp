@@ -87,15 +87,15 @@ unsigned guaranteed_atomic_order(const fi_tx_attr &tx, const fi_ep_attr &ep) {
 // Providers whose native atomics we do not use, and why. shm (libfabric 1.17): with 4
 // ranks on 2 cores, fi_atomic/fi_fetch_atomic often return -FI_EAGAIN and the target
 // then ends with lost updates or with bytes of a shm address string in the atomic's
-// target (measured with 4 origins x 3 fetch-adds to one counter: 10, 11, 16 and garbage
-// instead of 12; with the active-message path, 12 every time).
+// target, where the active-message path is exact (perf/README.md, "Measurements behind
+// design choices").
 bool atomics_trusted(const std::string &prov) { return prov != "shm"; }
 
 // Providers whose atomics are messages their own software applies at the target:
 // shm, sockets, and the rxm/rxd utility layers (rxm implements fi_atomic as messages
-// even over verbs). Measured on tcp;ofi_rxm, 8-byte latency, median of 3: active
-// messages 14.3 (acc), 13.4 (fop), 13.2 (cas) us against native 15.9, 15.1, 14.4; and
-// 1000 back-to-back accumulates coalesce into two messages instead of 1000.
+// even over verbs). There our active messages are no slower than the provider's own
+// atomics, and back-to-back accumulates coalesce into a few messages instead of one
+// each (perf/README.md, "Measurements behind design choices").
 bool atomics_in_software(const std::string &prov) {
     return prov == "shm" || prov == "sockets" || prov.find(";ofi_rxm") != std::string::npos ||
            prov.find(";ofi_rxd") != std::string::npos;
@@ -223,7 +223,7 @@ int Fabric::setup(info_ptr info) {
     limits_.atomics_in_software = atomics_in_software(provider_);
     limits_.rma_in_software = provider_ != "shm" && atomics_in_software(provider_);
     // libfabric 1.17's shm serves every fi_read with CMA: perf shows the syscall and its
-    // page walk; 8-byte get + flush took 2.3-2.9 us against 1.1-1.2 for our round trip.
+    // page walk costing more than our message round trip (perf/README.md).
     limits_.reads_by_syscall = provider_ == "shm";
     limits_.rejects_stale_keys = provider_ != "shm";
     return OSCF_OK;

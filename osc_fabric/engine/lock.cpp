@@ -15,8 +15,8 @@
 // a later acquire of ours overtakes one, it sees the lock taken and retries.
 // As an active message over a provider that keeps send-after-send order, a release
 // asks for no reply at all: our next message to that target arrives after it, and a
-// reply would only queue in front of the next acquire's (measured on tcp;ofi_rxm:
-// back-to-back lock + unlock took 2 round trips with the reply, 1 without). Window free
+// reply would only queue in front of the next acquire's (on tcp;ofi_rxm it made
+// back-to-back lock + unlock a round trip slower: perf/README.md). Window free
 // then sends one kAmFlush to each target whose release went unanswered.
 //
 // On that same path a shared lock is a request the target queues (kAmLockShared): the

@@ -52,7 +52,7 @@ int oscf_win::resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_
 // emulated accumulates as byte REPLACE records (accumulate_batch.cpp) and leaves as one
 // message, completed by the next flush like any other operation. A lone put still goes
 // as fi_write: rxm answers its own write sooner than our handler answers a message
-// (tcp, 8 bytes + flush, median of 5: 10.6 us against 14.2), so only a put that finds
+// (perf/README.md, "Measurements behind design choices"), so only a put that finds
 // the target busy (operations in flight, a batch open) is batched. On every provider, a
 // small put behind our unanswered lock request (lock.cpp) is batched too: as a write it
 // would wait a round trip for the grant, in the batch it travels with the request.

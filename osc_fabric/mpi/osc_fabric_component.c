@@ -96,8 +96,9 @@ static int component_register(void)
     c->progress_thread = false;
     (void) mca_base_component_var_register(v, "progress_thread",
         "Run an engine progress thread so passive targets are served while the application "
-        "computes outside MPI. Off by default: on 2 cores it raised 8-byte put latency from "
-        "2.2 to 5.6 us over shm and from 15 to 34 us over tcp",
+        "computes outside MPI. Off by default: the thread competes with the application for "
+        "the engine lock and the CPU, which raises small-message latency when the target "
+        "does call MPI (README.md, progress, has the measured cost)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &c->progress_thread);
 
