@@ -141,23 +141,47 @@ int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, si
         return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
     int rc = check_target(target);
     if (rc) return rc;
-    if (n == 0) return begin_access(lk, target, "accumulate");
     OpScope scope(peers_[static_cast<size_t>(target)].acc, notify);
+    // Nothing to move is still an access: it must be inside an epoch, and a request
+    // for it completes at once.
+    if (n == 0) return finish(lk, scope, begin_access(lk, target, "accumulate"));
     for (size_t i = 0; i < n && rc == OSCF_OK; ++i) {
         const oscf_acc_segment &sg = segs[i];
         if (!sg.origin && op != OSCF_OP_NO_OP) {
             rc = usage_error(OSCF_ERR_ARG, "accumulate without origin data");
             break;
         }
-        Where w;
-        rc = target_range(lk, target, sg.count * type_size(type), disp, sg.target_offset,
-                          sg.result ? "get_accumulate" : "accumulate", &w);
-        // Nothing to move: an empty segment, or a NO_OP that fetches nothing.
-        if (rc == OSCF_OK && sg.count && (op != OSCF_OP_NO_OP || sg.result))
-            rc = post_accumulate(lk, target, static_cast<const char *>(sg.origin),
-                                 static_cast<char *>(sg.result), sg.count, type, op, w, scope);
+        rc = accumulate_segment(lk, target, sg, type, op, disp, scope);
     }
     return finish(lk, scope, rc);
+}
+
+// One segment, in pieces of whole elements per registration it lands in (several only
+// on a dynamic window where it runs across regions attached back to back).
+int oscf_win::accumulate_segment(Guard &lk, int target, const oscf_acc_segment &sg, oscf_type type,
+                                 oscf_op op, int64_t disp, OpScope &scope) {
+    const size_t size = type_size(type);
+    const char *what = sg.result ? "get_accumulate" : "accumulate";
+    const char *origin = static_cast<const char *>(sg.origin);
+    char *result = static_cast<char *>(sg.result);
+    int64_t offset = sg.target_offset;
+    size_t count = sg.count;
+    do {
+        Where w;
+        int rc = target_range(lk, target, count * size, disp, offset, what, &w);
+        // Nothing to move: an empty segment, or a NO_OP that fetches nothing.
+        if (rc || count == 0 || (op == OSCF_OP_NO_OP && !result)) return rc;
+        if (w.span % size)
+            return usage_error(OSCF_ERR_RMA_RANGE, "%s: an element at address 0x%llx straddles two attached regions",
+                               what, static_cast<unsigned long long>(w.am_offset + w.span / size * size));
+        const size_t n = w.span / size;
+        if ((rc = post_accumulate(lk, target, origin, result, n, type, op, w, scope))) return rc;
+        if (origin) origin += w.span;
+        if (result) result += w.span;
+        offset += static_cast<int64_t>(w.span);
+        count -= n;
+    } while (count > 0);
+    return OSCF_OK;
 }
 
 int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
@@ -192,6 +216,8 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
     Where w;
     int rc = target_range(lk, target, size, disp, offset, "compare_and_swap", &w);
     if (rc) return rc;
+    if (w.span < size)
+        return usage_error(OSCF_ERR_RMA_RANGE, "compare_and_swap: the element straddles two attached regions");
     Peer &p = peers_[static_cast<size_t>(target)];
     const oscf_acc_path path = eng_.caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
     if (path == OSCF_PATH_AM && (rc = send_batch(p))) return rc;

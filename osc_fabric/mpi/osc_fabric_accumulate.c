@@ -257,6 +257,27 @@ static int run(void *arg, const oscf_notify *notify)
                                                        a->op, a->target_disp, notify));
 }
 
+static size_t data_bytes(ompi_datatype_t *dt, int count)
+{
+    size_t size = 0;
+    if (NULL == dt || count <= 0) return 0;
+    ompi_datatype_type_size(dt, &size);
+    return size * (size_t) count;
+}
+
+/* A call that moves no data on any side (count 0, or a datatype of size 0) is a no-op
+ * whatever its (op, type): nothing is ever reduced, so a pair that would be refused
+ * for data (MPI_SUM on MPI_BYTE) is not an error here, as in osc/rdma. It still goes
+ * to the engine, which checks the epoch and completes a request at once. */
+static bool moves_nothing(int origin_count, ompi_datatype_t *origin_dt, int result_count,
+                          ompi_datatype_t *result_dt, int target_count, ompi_datatype_t *target_dt,
+                          const ompi_op_t *op)
+{
+    return 0 == data_bytes(target_dt, target_count) &&
+           ((MPI_Op) op == MPI_NO_OP || 0 == data_bytes(origin_dt, origin_count)) &&
+           0 == data_bytes(result_dt, result_count);
+}
+
 /* prepare, run (directly or as a request), release. */
 static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
                       void *result_addr, int result_count, ompi_datatype_t *result_dt, int target,
@@ -265,6 +286,13 @@ static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t
 {
     acc_args a;
     if (MPI_PROC_NULL == target && NULL == request) return OMPI_SUCCESS;
+    if (moves_nothing(origin_count, origin_dt, result_count, result_dt, target_count, target_dt, op)) {
+        a = (acc_args){.win = ompi_osc_fabric_win(win), .target = target, .type = OSCF_TYPE_UINT8,
+                       .op = OSCF_OP_NO_OP, .target_disp = target_disp, .n = 0};
+        a.segs = a.inline_segs;
+        return NULL == request ? run(&a, NULL)
+                               : ompi_osc_fabric_request_start(win, target, run, &a, request);
+    }
     int rc = prepare(&a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
                      target, target_disp, target_count, target_dt, op, win);
     if (OMPI_SUCCESS != rc) return rc;
