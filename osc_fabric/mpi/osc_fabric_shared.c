@@ -89,6 +89,8 @@ int ompi_osc_fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size,
     char *segment = oscf_win_shared_segment(module->win);
     *size = module->shared_sizes[rank];
     *disp_unit = module->shared_disp_units[rank];
-    *(void **) baseptr = NULL == segment ? NULL : segment + module->shared_offsets[rank];
+    /* No memory, no address (as MPICH answers): a pointer into a neighbour's slice
+     * would invite accesses to memory this rank does not own. */
+    *(void **) baseptr = NULL == segment || 0 == *size ? NULL : segment + module->shared_offsets[rank];
     return OMPI_SUCCESS;
 }
