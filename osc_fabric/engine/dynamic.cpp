@@ -24,6 +24,24 @@ constexpr size_t kInitialRegions = 16;
 constexpr int kReadAttempts = 100;  // torn copies while the owner edits; then give up
 }  // namespace
 
+// The region holding addr, when [addr, addr + len) is covered by it and the regions
+// attached right after it (back to back: MPI exposes every attached byte, however the
+// user split the attaches). *span: the bytes of the access inside that first region;
+// the caller moves them and resolves the rest again. Regions are sorted by base.
+template <class R>
+static const R *first_of_run(const std::vector<R> &regions, uint64_t addr, size_t len, size_t *span) {
+    auto it = std::find_if(regions.begin(), regions.end(),
+                           [addr](const R &r) { return addr >= r.base && addr - r.base < r.size; });
+    if (it == regions.end()) return nullptr;
+    const uint64_t want = addr + len;  // resolve_dynamic refused a range that wraps
+    uint64_t end = it->base + it->size;
+    for (auto next = it + 1; end < want && next != regions.end() && next->base == end; ++next)
+        end = next->base + next->size;
+    if (end < want) return nullptr;
+    *span = static_cast<size_t>(std::min<uint64_t>(want, it->base + it->size) - addr);
+    return &*it;
+}
+
 const oscf_win::LocalRegion *oscf_win::local_region(uint64_t addr, size_t len) const {
     for (const LocalRegion &r : regions_)
         if (addr >= r.base && len <= r.size && addr - r.base <= r.size - len) return &r;
@@ -134,9 +152,12 @@ int oscf_win::refresh_regions(Guard &lk, Peer &p) {
 
 int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what,
                               Where *w) {
+    if (addr + len < addr)
+        return usage_error(OSCF_ERR_RMA_RANGE, "%s of %zu bytes at address 0x%llx wraps around",
+                           what, len, static_cast<unsigned long long>(addr));
     if (target == rank_) {
         // Native atomics to ourselves still go through the fabric, so fill in all of it.
-        const LocalRegion *r = local_region(addr, len);
+        const LocalRegion *r = first_of_run(regions_, addr, len, &w->span);
         if (!r)
             return usage_error(OSCF_ERR_RMA_RANGE, "%s of %zu bytes at address 0x%llx: not in an attached region",
                                what, len, static_cast<unsigned long long>(addr));
@@ -147,11 +168,7 @@ int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, 
         return OSCF_OK;
     }
     Peer &p = peers_[static_cast<size_t>(target)];
-    auto find = [&]() -> const Region * {
-        for (const Region &r : p.regions)
-            if (addr >= r.base && len <= r.size && addr - r.base <= r.size - len) return &r;
-        return nullptr;
-    };
+    auto find = [&]() { return first_of_run(p.regions, addr, len, &w->span); };
     if (!fab().limits().rejects_stale_keys && p.regions_checked_epoch != access_epoch_) {
         uint64_t gen = 0;
         int rc = read_remote(lk, p, &gen, sizeof gen,

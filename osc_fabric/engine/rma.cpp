@@ -44,6 +44,7 @@ int oscf_win::resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_
     w->key = p.key;
     w->local = target == rank_ ? static_cast<char *>(base_) + off : nullptr;
     w->am_offset = off;
+    w->span = len;
     return OSCF_OK;
 }
 
@@ -88,14 +89,29 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
 
 int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t tdisp,
                        int64_t offset, OpScope &scope) {
-    const bool write = dir == Dir::write;
-    const char *what = write ? "put" : "get";
-    int rc = begin_access(lk, target, what);
-    if (rc || len == 0) return rc;
-    Peer &p = peers_[static_cast<size_t>(target)];
-    Where w;
-    if ((rc = resolve(lk, target, tdisp, offset, len, what, &w))) return rc;
+    int rc = begin_access(lk, target, dir == Dir::write ? "put" : "get");
     char *local = static_cast<char *>(buf);
+    // One piece per registration the bytes land in: several only on a dynamic window
+    // whose access runs across regions attached back to back. The first resolve checks
+    // every byte, so nothing moves when any of them is not attached.
+    while (rc == OSCF_OK && len > 0) {
+        Where w;
+        if ((rc = resolve(lk, target, tdisp, offset, len, dir == Dir::write ? "put" : "get", &w)))
+            break;
+        rc = transfer_piece(lk, dir, target, local, w, scope);
+        local += w.span;
+        offset += static_cast<int64_t>(w.span);
+        len -= w.span;
+    }
+    return rc;
+}
+
+int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const Where &w,
+                             OpScope &scope) {
+    const bool write = dir == Dir::write;
+    const size_t len = w.span;
+    Peer &p = peers_[static_cast<size_t>(target)];
+    int rc;
     if (target == rank_) {
         std::memmove(write ? w.local : local, write ? local : w.local, len);
         return OSCF_OK;

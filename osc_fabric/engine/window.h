@@ -158,11 +158,14 @@ private:
 
     // Where one access lands: for the fabric (remote address and key), for ourselves
     // (local pointer), and for active messages (the offset the owner resolves again).
+    // span: how many of the access's bytes lie there, in one registration; less than
+    // asked only on a dynamic window whose access runs on into the next attached region.
     struct Where {
         uint64_t remote = 0;
         uint64_t key = 0;
         char *local = nullptr;
         uint64_t am_offset = 0;
+        size_t span = 0;
     };
     int resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, const char *what,
                 Where *w);
@@ -195,6 +198,8 @@ private:
                      int64_t disp, const oscf_notify *notify);
     int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp,
                  int64_t offset, oscf::OpScope &scope);
+    int transfer_piece(Guard &lk, Dir dir, int target, char *local, const Where &w,
+                       oscf::OpScope &scope);
     static constexpr size_t kBatchedPutMax = 1024;  // bytes; larger puts go as fi_write
     static constexpr size_t kMessageGetMax = 1024;  // bytes; larger gets go as fi_read
     bool batch_put(size_t len, const Peer &p, const oscf::OpScope &scope) const;
@@ -206,6 +211,8 @@ private:
     int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset,
                      const char *what, Where *w);
     int order_accumulate(Guard &lk, Peer &p, oscf_acc_path path);
+    int accumulate_segment(Guard &lk, int target, const oscf_acc_segment &sg, oscf_type type,
+                           oscf_op op, int64_t disp, oscf::OpScope &scope);
     int post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
                         oscf_type type, oscf_op op, const Where &w, oscf::OpScope &scope);
     // A non-fetching atomic with delivery completion (plain accumulates, lock release).
