@@ -170,6 +170,12 @@ int ompi_osc_fabric_pieces_of(struct ompi_datatype_t *dt, int count, const void 
  * doubles on the heap. */
 int ompi_osc_fabric_grow(void **items, size_t n, size_t *cap, size_t elem_size, const void *inline_items);
 int ompi_osc_fabric_pieces_one(void *base, size_t len, ompi_osc_fabric_pieces *out);
+/* The pieces of `raw` regrouped into whole elements of elem_extent bytes, each starting
+ * where one element's elem_data bytes of data start: value/index pair types have holes
+ * (MPI_DOUBLE_INT is 12 bytes of data in a 16-byte struct), which the convertor skips,
+ * yet the engine reduces them as the C structs MPI defines. */
+int ompi_osc_fabric_pieces_whole(const ompi_osc_fabric_pieces *raw, size_t elem_data,
+                                 size_t elem_extent, ompi_osc_fabric_pieces *out);
 void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p);
 /* Walks up to three piece lists together, calling emit(arg, at[], len) for each stretch
  * contiguous on every side; len is a multiple of unit. The lists must describe the

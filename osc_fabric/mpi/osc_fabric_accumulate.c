@@ -136,7 +136,19 @@ static int side_pieces(ompi_datatype_t *dt, int count, const void *base, oscf_ty
         return ompi_osc_fabric_pieces_one((char *) base + dt->super.lb,
                                           oscf_type_size(type) * (size_t) count, out);
     }
-    return ompi_osc_fabric_pieces_of(dt, count, base, out);
+    int rc = ompi_osc_fabric_pieces_of(dt, count, base, out);
+    ompi_datatype_t *prim = NULL;
+    uint32_t per = 0;
+    if (OMPI_SUCCESS != rc || type < OSCF_TYPE_FLOAT_INT ||
+        OMPI_SUCCESS != ompi_osc_base_get_primitive_type_info(dt, &prim, &per))
+        return rc;
+    /* Derived from a pair type: the convertor's pieces skip the holes inside each
+     * element; the engine wants each element's whole struct. */
+    ompi_osc_fabric_pieces raw = *out;
+    if (raw.v == out->inline_v) raw.v = raw.inline_v;
+    rc = ompi_osc_fabric_pieces_whole(&raw, prim->super.size, oscf_type_size(type), out);
+    ompi_osc_fabric_pieces_free(&raw);
+    return rc;
 }
 
 /* One accumulate-family call, translated: segments of whole elements. */

@@ -93,6 +93,40 @@ int ompi_osc_fabric_pieces_of(ompi_datatype_t *dt, int count, const void *base,
     return rc;
 }
 
+int ompi_osc_fabric_pieces_whole(const ompi_osc_fabric_pieces *raw, size_t elem_data,
+                                 size_t elem_extent, ompi_osc_fabric_pieces *out)
+{
+    ompi_osc_fabric_pieces_one(NULL, 0, out);
+    size_t consumed = 0; /* data bytes of the current element seen so far */
+    char *start = NULL;
+    int rc = OMPI_SUCCESS;
+    for (size_t i = 0; OMPI_SUCCESS == rc && i < raw->n; i++) {
+        char *at = raw->v[i].iov_base;
+        size_t left = raw->v[i].iov_len;
+        while (OMPI_SUCCESS == rc && left > 0) {
+            if (0 == consumed) start = at;
+            size_t take = elem_data - consumed < left ? elem_data - consumed : left;
+            /* An element's data must lie inside its own struct. */
+            if ((size_t) (at - start) + take > elem_extent) rc = MPI_ERR_TYPE;
+            consumed += take;
+            at += take;
+            left -= take;
+            if (OMPI_SUCCESS == rc && consumed == elem_data) {
+                rc = push(out, start, elem_extent);
+                out->bytes += elem_extent;
+                consumed = 0;
+            }
+        }
+    }
+    if (OMPI_SUCCESS == rc && 0 != consumed) rc = MPI_ERR_TYPE; /* a partial element */
+    if (OMPI_SUCCESS != rc) {
+        opal_output_verbose(1, mca_osc_fabric_component.output,
+                            "osc/fabric: a datatype splits a value/index pair element");
+        ompi_osc_fabric_pieces_free(out);
+    }
+    return rc;
+}
+
 int ompi_osc_fabric_cut(ompi_osc_fabric_pieces *const sides[], int nsides, size_t unit,
                         ompi_osc_fabric_cut_fn emit, void *arg)
 {
