@@ -70,6 +70,10 @@ typedef struct oscf_engine_config {
     int progress_thread;
     /* How accumulates travel (oscf_acc_choice). Must be the same on all processes. */
     int accumulate_path;
+    /* More processes on this node than CPUs to run them: waits and loops of calls give
+     * the CPU away at once instead of spinning first, since the process they wait for
+     * may need this very CPU. */
+    int oversubscribed;
 } oscf_engine_config;
 
 int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out);

@@ -38,6 +38,7 @@ int with_window(const char *fn, oscf_win *win, F &&f) noexcept {
     if (!win) return OSCF_ERR_ARG;
     return guard(fn, [&]() -> int {
         Guard lk(win->engine().progress->mutex());
+        win->engine().progress->tick_locked(lk);
         return f(*win, lk);
     });
 }
@@ -53,6 +54,7 @@ int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
         int rc = Fabric::open(*cfg, eng->fabric);
         if (rc) return rc;
         eng->progress = std::make_unique<Progress>(*eng->fabric);
+        eng->progress->set_oversubscribed(cfg->oversubscribed != 0);
         const ProviderLimits &lim = eng->fabric->limits();
         bool emulate = !lim.atomics_trusted;
         switch (cfg->accumulate_path) {

@@ -40,6 +40,7 @@ void Progress::retry(std::deque<Pending> &q) {
 }
 
 int Progress::run_locked() {
+    calls_since_round_ = 0;
     if (!unordered_.empty()) retry(unordered_);
     if (!deferred_.empty()) retry(deferred_);
     fi_cq_msg_entry entries[16];

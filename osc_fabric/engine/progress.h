@@ -129,6 +129,30 @@ public:
     // another thread is already inside the engine.
     int poll();
 
+    void set_oversubscribed(bool on) { oversubscribed_ = on; }
+
+    // Called by every engine entry point, lock held. Open MPI drives opal_progress only
+    // from blocking calls, so a process that loops over RMA calls that never wait
+    // (epochs on itself, polling its own memory through MPI) would never serve the
+    // requests other processes aim at it: they would wait for ever. Every
+    // kCallsPerRound calls without a progress round, this runs one.
+    //
+    // Such a loop also holds its CPU. A process polling through MPI is busy as far as
+    // the scheduler can tell even when each call gets its answer at once, and on an
+    // oversubscribed node the processes it waits for need that CPU: there every round
+    // here yields too; elsewhere only a run of rounds that found nothing yields.
+    void tick_locked(std::unique_lock<EngineLock> &lk) {
+        if (++calls_since_round_ < kCallsPerRound) return;
+        const bool found = run_locked() > 0;
+        idle_rounds_ = found ? 0 : idle_rounds_ + 1;
+        if (oversubscribed_ || idle_rounds_ >= kIdleRoundsPerYield) {
+            idle_rounds_ = 0;
+            idle(lk);
+        }
+    }
+    static constexpr unsigned kCallsPerRound = 8;
+    static constexpr unsigned kIdleRoundsPerYield = 16;
+
     // Drives progress until done() is true. Lock held on entry and exit; let go between
     // empty rounds so other threads get in. Waits spin before they yield (Backoff): a
     // completion a few microseconds away (a 64 KiB shm put: the target copies it with
@@ -136,7 +160,7 @@ public:
     // origin's time, and 64 KiB put + flush took 4.5 us against raw libfabric's 3.9.
     template <class Done>
     int wait_until(std::unique_lock<EngineLock> &lk, Done done) {
-        Backoff backoff(kSpinRounds);
+        Backoff backoff(oversubscribed_ ? 0 : kSpinRounds);
         while (!done()) {
             int rc = run_locked();
             if (rc < 0) return rc;
@@ -201,6 +225,8 @@ private:
 
     Fabric &fab_;
     EngineLock mu_;
+    bool oversubscribed_ = false;
+    unsigned calls_since_round_ = 0, idle_rounds_ = 0;  // tick_locked
     std::deque<Pending> deferred_;   // in posting order
     std::deque<Pending> unordered_;  // retried first
 };

@@ -5,6 +5,7 @@
  */
 #include "osc_fabric.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,19 @@ static int component_finalize(void)
     return OMPI_SUCCESS;
 }
 
+/* More processes of this job on this node than CPUs this process may run on: Open
+ * MPI's own verdict (mpirun sets mpi_yield_when_idle when it oversubscribes), or the
+ * local size mpirun exports against the CPU affinity mask, for --bind-to none runs it
+ * did not count as oversubscribed. */
+static bool node_oversubscribed(void)
+{
+    if (opal_progress_yield_when_idle) return true;
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    cpu_set_t set;
+    if (NULL == local || 0 != sched_getaffinity(0, sizeof set, &set)) return false;
+    return atoi(local) > CPU_COUNT(&set);
+}
+
 /* Opens the engine once; a failure is remembered so every later query declines fast. */
 static int ensure_engine(void)
 {
@@ -198,6 +212,7 @@ static int ensure_engine(void)
         .provider_include = c->provider_include,
         .job_is_node_local = !ompi_group_have_remote_peers(ompi_mpi_comm_world.comm.c_local_group),
         .progress_thread = c->progress_thread,
+        .oversubscribed = node_oversubscribed(),
     };
     const char *path = NULL != c->accumulate_path ? c->accumulate_path : "auto";
     if (0 == strcmp(path, "am")) {
@@ -212,8 +227,9 @@ static int ensure_engine(void)
     }
     c->engine_status = oscf_engine_open(&cfg, &c->engine);
     if (OSCF_OK == c->engine_status) {
-        opal_output_verbose(5, c->output, "osc/fabric: using libfabric provider %s",
-                            oscf_engine_provider(c->engine));
+        opal_output_verbose(5, c->output, "osc/fabric: using libfabric provider %s%s",
+                            oscf_engine_provider(c->engine),
+                            cfg.oversubscribed ? " on an oversubscribed node" : "");
     }
     return c->engine_status;
 }

@@ -232,7 +232,7 @@ TEST_CASE("ranks that chose different providers cannot share a window", "[window
     size_t sizes[2] = {64, 64};
     TwoRanks t("shm", OSCF_FLAVOR_ALLOCATE, sizes);
     oscf_engine *tcp = nullptr;
-    oscf_engine_config cfg{"tcp", 0, 0, 0};
+    oscf_engine_config cfg{"tcp", 0, 0, 0, 0};
     REQUIRE(oscf_engine_open(&cfg, &tcp) == OSCF_OK);
     oscf_win_params p{};
     p.flavor = OSCF_FLAVOR_ALLOCATE;
@@ -277,4 +277,36 @@ TEST_CASE("a failure reported by one target's flush is not reported again by the
     a.forget_errors();
     CHECK(a.take_error() == OSCF_OK);
     CHECK(window.take_error() == OSCF_OK);
+}
+
+TEST_CASE("a process whose calls never wait still serves the requests aimed at it", "[progress]") {
+    // Rank 1 has no progress thread and only opens and closes epochs on itself, calls
+    // that never wait (an MPI program polling its own memory through MPI): Open MPI
+    // drives no opal_progress there, so the engine's own calls must serve rank 0.
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    const bool threads[2] = {true, false};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes, 1, OSCF_ACC_AM, OSCF_ORDER_DEFAULT, threads);
+    int64_t swap = 7, compare = 0, old = -1;
+    auto *word = reinterpret_cast<volatile int64_t *>(t.mem(1));
+    *word = 0;
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, OSCF_MODE_NOCHECK) == OSCF_OK);
+    REQUIRE(oscf_win_compare_and_swap(t.win[0], 1, &swap, &compare, &old, OSCF_TYPE_INT64, 0, 0) == OSCF_OK);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    long calls = 0;
+    while (*word != 7 && std::chrono::steady_clock::now() < deadline) {
+        REQUIRE(oscf_win_lock(t.win[1], 1, 0, 0) == OSCF_OK);
+        REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
+        calls += 2;
+    }
+    CHECK(*word == 7);
+    INFO("calls on rank 1 before the swap landed: " << calls);
+    // Whatever happened, let rank 1 answer so the flush and teardown end.
+    std::atomic<bool> done{false};
+    std::thread serve([&] { while (!done) oscf_engine_progress(t.eng[1]); });
+    CHECK(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+    CHECK(old == 0);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    done = true;
+    serve.join();
 }

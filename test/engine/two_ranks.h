@@ -17,10 +17,12 @@ struct TwoRanks {
     std::vector<char> created[2];  // memory of CREATE-flavor windows
 
     // sizes[r] bytes on rank r, disp_unit du.
+    // threads[r]: whether rank r's engine runs a progress thread (default: both do).
     TwoRanks(const std::string &provider, oscf_win_flavor flavor, const size_t sizes[2], int du = 1,
-             oscf_acc_choice path = OSCF_ACC_AUTO, unsigned ordering = OSCF_ORDER_DEFAULT) {
+             oscf_acc_choice path = OSCF_ACC_AUTO, unsigned ordering = OSCF_ORDER_DEFAULT,
+             const bool threads[2] = nullptr) {
         for (int r = 0; r < 2; ++r) {
-            oscf_engine_config cfg{provider.c_str(), provider == "shm", 1, path};
+            oscf_engine_config cfg{provider.c_str(), provider == "shm", !threads || threads[r], path, 0};
             REQUIRE(oscf_engine_open(&cfg, &eng[r]) == OSCF_OK);
             oscf_win_params p{};
             p.flavor = flavor;
