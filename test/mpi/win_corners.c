@@ -348,12 +348,17 @@ static void test_regions(void)
 
 static void test_shared_zero(void)
 {
-    /* Odd ranks contribute nothing. */
-    const MPI_Aint mine = rank % 2 ? 0 : 64;
+    /* Shared windows live on one node: each node's processes, odd ones with nothing. */
+    MPI_Comm node;
+    int me, n;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &me);
+    MPI_Comm_size(node, &n);
+    const MPI_Aint mine = me % 2 ? 0 : 64;
     int *base = NULL;
     MPI_Win win;
-    MPI_Win_allocate_shared(mine, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
-    for (int r = 0; r < nranks; r++) {
+    MPI_Win_allocate_shared(mine, sizeof(int), MPI_INFO_NULL, node, &base, &win);
+    for (int r = 0; r < n; r++) {
         MPI_Aint size = -1;
         int unit = 0;
         void *ptr = (void *)&size;
@@ -366,6 +371,7 @@ static void test_shared_zero(void)
         }
     }
     MPI_Win_free(&win);
+    MPI_Comm_free(&node);
 }
 
 int main(int argc, char **argv)
