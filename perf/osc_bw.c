@@ -26,9 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXIT_USAGE 1
-#define EXIT_MPI_ERROR 2
-#define EXIT_CHECK_FAILED 3
+#include "bench.h"
 
 #define DEFAULT_MIN_SIZE 1L
 #define DEFAULT_MAX_SIZE (1L << 22) /* 4 MiB, like OSU */
@@ -46,11 +44,6 @@
 #define MAX_REPORTED_MISMATCHES 5
 
 enum test_kind { T_PUT_BW, T_GET_BW, T_PUT_BIBW, T_PUT_RATE, T_COUNT_ };
-enum win_flavor { FLAVOR_CREATE, FLAVOR_ALLOCATE, FLAVOR_DYNAMIC, FLAVOR_COUNT_ };
-enum sync_mode {
-    SYNC_FENCE, SYNC_LOCK, SYNC_FLUSH, SYNC_FLUSH_LOCAL, SYNC_LOCK_ALL, SYNC_PSCW,
-    SYNC_COUNT_
-};
 
 static const char *const test_names[T_COUNT_] = {
     "put_bw", "get_bw", "put_bibw", "put_rate"
@@ -59,17 +52,8 @@ static const char *const test_titles[T_COUNT_] = {
     "MPI_Put bandwidth", "MPI_Get bandwidth", "MPI_Put bi-directional bandwidth",
     "MPI_Put message rate"
 };
-static const char *const flavor_names[FLAVOR_COUNT_] = {
-    "create", "allocate", "dynamic"
-};
-static const char *const flavor_mpi_names[FLAVOR_COUNT_] = {
-    "MPI_Win_create", "MPI_Win_allocate", "MPI_Win_create_dynamic"
-};
-static const char *const sync_names[SYNC_COUNT_] = {
-    "fence", "lock", "flush", "flush_local", "lock_all", "pscw"
-};
 /* What one iteration does, as printed in the header. */
-static const char *const sync_descr[SYNC_COUNT_] = {
+static const char *const sync_descr[BENCH_SYNCS] = {
     "MPI_Win_fence, W ops, MPI_Win_fence",
     "MPI_Win_lock, W ops, MPI_Win_unlock",
     "W ops, MPI_Win_flush (one lock held for the whole loop)",
@@ -80,13 +64,13 @@ static const char *const sync_descr[SYNC_COUNT_] = {
 
 struct options {
     enum test_kind test;
-    enum win_flavor flavor;
-    enum sync_mode sync;
+    enum bench_flavor flavor;
+    enum bench_sync sync;
     int sync_given;         /* -s seen: put_bibw defaults to pscw like OSU */
     int range_given;        /* -m seen: put_rate defaults to 8 bytes */
     long min_size, max_size;
     long window;            /* operations per synchronization */
-    long iters, warmup;     /* < 0: OSU-like defaults depending on size */
+    struct bench_iters it;  /* OSU-like defaults depending on size */
     int check;
     int exclusive;
 };
@@ -96,70 +80,12 @@ struct bench {
     int rank, peer;
     int origin;             /* this rank issues operations */
     int target;             /* this rank's window is accessed by the peer */
-    MPI_Win win;
-    unsigned char *wbuf;    /* local window memory */
-    unsigned char *wmem;    /* memory we allocated for create/dynamic */
+    struct bench_win w;
     unsigned char *lbuf;    /* origin buffer: put source / get destination */
     size_t wbytes;          /* bytes of wbuf and lbuf */
-    MPI_Aint peer_disp;     /* target displacement of the peer's window */
     MPI_Group peer_group;
     long size;              /* current message size in bytes */
 };
-
-/* ------------------------------------------------------------------------ */
-/* error handling                                                           */
-
-static int g_rank = -1;
-static const struct options *g_opt;
-
-static void mpi_fail(int rc, const char *call, int line, const char *hint)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0, eclass = 0;
-
-    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) {
-        snprintf(msg, sizeof msg, "unknown MPI error code %d", rc);
-    }
-    if (MPI_Error_class(rc, &eclass) != MPI_SUCCESS) eclass = -1;
-    /* 'call' is the stringified call expression: print the function name. */
-    fprintf(stderr, "osc_bw: rank %d: %.*s failed (osc_bw.c:%d): %s "
-                    "[error code %d, class %d]\n",
-            g_rank, (int)strcspn(call, "( "), call, line, msg, rc, eclass);
-    if (g_opt != NULL) {
-        fprintf(stderr, "osc_bw: rank %d: while running -t %s -w %s -s %s\n", g_rank,
-                test_names[g_opt->test], flavor_names[g_opt->flavor],
-                sync_names[g_opt->sync]);
-    }
-    if (hint != NULL) fprintf(stderr, "osc_bw: rank %d: %s\n", g_rank, hint);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, EXIT_MPI_ERROR);
-    exit(EXIT_MPI_ERROR); /* not reached */
-}
-
-#define MPI_CK(call)                                                        \
-    do {                                                                    \
-        int rc_ = (call);                                                   \
-        if (rc_ != MPI_SUCCESS) mpi_fail(rc_, #call, __LINE__, NULL);       \
-    } while (0)
-
-#define MPI_CK_HINT(call, hint)                                             \
-    do {                                                                    \
-        int rc_ = (call);                                                   \
-        if (rc_ != MPI_SUCCESS) mpi_fail(rc_, #call, __LINE__, (hint));     \
-    } while (0)
-
-static void *xalloc(size_t bytes)
-{
-    size_t rounded = (bytes + WIN_ALIGN - 1) / WIN_ALIGN * WIN_ALIGN;
-    void *p = aligned_alloc(WIN_ALIGN, rounded ? rounded : WIN_ALIGN);
-
-    if (p == NULL) {
-        fprintf(stderr, "osc_bw: rank %d: out of memory (%zu bytes)\n", g_rank, bytes);
-        MPI_Abort(MPI_COMM_WORLD, EXIT_USAGE);
-        exit(EXIT_USAGE);
-    }
-    return p;
-}
 
 /* ------------------------------------------------------------------------ */
 /* option parsing                                                           */
@@ -184,151 +110,52 @@ static void usage(FILE *f)
         "  -h         this help\n",
         DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE, DEFAULT_RATE_SIZE, DEFAULT_WINDOW,
         ITERS_SMALL, ITERS_LARGE, LARGE_MESSAGE_SIZE,
-        WARMUP_SMALL, WARMUP_LARGE, LARGE_MESSAGE_SIZE, EXIT_CHECK_FAILED);
+        WARMUP_SMALL, WARMUP_LARGE, LARGE_MESSAGE_SIZE, BENCH_EXIT_CHECK);
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
+static int bibw_sync_ok(enum bench_sync s)
 {
-    char *end = NULL;
-    long v;
-
-    if (s == NULL || *s == '\0') return -1;
-    v = strtol(s, &end, 10);
-    if (*end != '\0' || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_name(const char *s, const char *const *names, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (strcmp(s, names[i]) == 0) return i;
-    }
-    return -1;
-}
-
-static int parse_range(const char *s, long *min, long *max)
-{
-    char buf[64];
-    const char *colon = strchr(s, ':');
-
-    if (colon == NULL) return parse_long(s, 0, MAX_ALLOWED_BYTES, max);
-    if ((size_t)(colon - s) >= sizeof buf) return -1;
-    memcpy(buf, s, (size_t)(colon - s));
-    buf[colon - s] = '\0';
-    if (buf[0] != '\0' && parse_long(buf, 0, MAX_ALLOWED_BYTES, min) != 0) return -1;
-    if (colon[1] != '\0' && parse_long(colon + 1, 0, MAX_ALLOWED_BYTES, max) != 0) return -1;
-    return 0;
-}
-
-static int bibw_sync_ok(enum sync_mode s)
-{
-    return s == SYNC_PSCW || s == SYNC_FENCE || s == SYNC_FLUSH || s == SYNC_LOCK_ALL;
+    return s == BENCH_SYNC_PSCW || s == BENCH_SYNC_FENCE || s == BENCH_SYNC_FLUSH || s == BENCH_SYNC_LOCK_ALL;
 }
 
 /* Returns 0 to run, 1 for -h, -1 on error (message printed on rank 0). */
-static int parse_options(int argc, char **argv, int rank, struct options *o)
+static int parse_options(int argc, char **argv, struct options *o)
 {
+    long sizes[2] = {DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE};
+    int test = T_PUT_BW, flavor = BENCH_ALLOCATE, sync = BENCH_SYNC_FLUSH;
     memset(o, 0, sizeof *o);
-    o->test = T_PUT_BW;
-    o->flavor = FLAVOR_ALLOCATE;
-    o->sync = SYNC_FLUSH;
-    o->min_size = DEFAULT_MIN_SIZE;
-    o->max_size = DEFAULT_MAX_SIZE;
     o->window = DEFAULT_WINDOW;
-    o->iters = -1;
-    o->warmup = -1;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
-        int bad = 0, idx;
-
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            if (rank == 0) usage(stdout);
-            return 1;
-        } else if (strcmp(a, "-c") == 0) {
-            o->check = 1;
-            continue;
-        } else if (strcmp(a, "-e") == 0) {
-            o->exclusive = 1;
-            continue;
-        }
-        if (strlen(a) != 2 || a[0] != '-' || strchr("twsmWix", a[1]) == NULL) {
-            if (rank == 0) fprintf(stderr, "osc_bw: unknown option '%s'\n", a);
-            goto fail;
-        }
-        if (v == NULL) {
-            if (rank == 0) fprintf(stderr, "osc_bw: option %s needs an argument\n", a);
-            goto fail;
-        }
-        i++;
-        switch (a[1]) {
-        case 't':
-            idx = parse_name(v, test_names, T_COUNT_);
-            if (idx < 0) bad = 1; else o->test = (enum test_kind)idx;
-            break;
-        case 'w':
-            idx = parse_name(v, flavor_names, FLAVOR_COUNT_);
-            if (idx < 0) bad = 1; else o->flavor = (enum win_flavor)idx;
-            break;
-        case 's':
-            idx = parse_name(v, sync_names, SYNC_COUNT_);
-            if (idx < 0) bad = 1; else o->sync = (enum sync_mode)idx;
-            o->sync_given = 1;
-            break;
-        case 'm':
-            bad = parse_range(v, &o->min_size, &o->max_size) != 0;
-            o->range_given = 1;
-            break;
-        case 'W':
-            bad = parse_long(v, 1, MAX_WINDOW, &o->window) != 0;
-            break;
-        case 'i':
-            bad = parse_long(v, 1, 1000000000L, &o->iters) != 0;
-            break;
-        case 'x':
-            bad = parse_long(v, 0, 1000000000L, &o->warmup) != 0;
-            break;
-        default:
-            bad = 1;
-        }
-        if (bad) {
-            if (rank == 0) fprintf(stderr, "osc_bw: invalid value '%s' for %s\n", v, a);
-            goto fail;
-        }
-    }
-
-    if (o->test == T_PUT_RATE && !o->range_given) {
-        o->min_size = o->max_size = DEFAULT_RATE_SIZE;
-    }
-    if (o->test == T_PUT_BIBW && !o->sync_given) o->sync = SYNC_PSCW;
-    if (o->test == T_PUT_BIBW && !bibw_sync_ok(o->sync)) {
-        if (rank == 0) {
-            fprintf(stderr, "osc_bw: -t put_bibw supports -s pscw, fence, flush or "
-                            "lock_all, not %s\n", sync_names[o->sync]);
-        }
-        goto fail;
-    }
-    if (o->min_size > o->max_size) {
-        if (rank == 0) {
-            fprintf(stderr, "osc_bw: -m: MIN (%ld) is larger than MAX (%ld)\n",
-                    o->min_size, o->max_size);
-        }
-        goto fail;
-    }
-    if (o->max_size > MAX_ALLOWED_BYTES / o->window) {
-        if (rank == 0) {
-            fprintf(stderr, "osc_bw: -W %ld times -m MAX %ld exceeds %ld bytes per buffer\n",
-                    o->window, o->max_size, MAX_ALLOWED_BYTES);
-        }
-        goto fail;
-    }
-    return 0;
-
-fail:
-    if (rank == 0) usage(stderr);
-    return -1;
+    o->it = (struct bench_iters){-1, -1, ITERS_SMALL, WARMUP_SMALL, ITERS_LARGE, WARMUP_LARGE,
+                                 LARGE_MESSAGE_SIZE};
+    const struct bench_opt opts[] = {
+        {'t', BENCH_NAME, &test, 0, T_COUNT_, test_names, NULL},
+        {'w', BENCH_NAME, &flavor, 0, BENCH_FLAVORS, bench_flavor_names, NULL},
+        {'s', BENCH_NAME, &sync, 0, BENCH_SYNCS, bench_sync_names, &o->sync_given},
+        {'m', BENCH_RANGE, sizes, 0, MAX_ALLOWED_BYTES, NULL, &o->range_given},
+        {'W', BENCH_LONG, &o->window, 1, MAX_WINDOW, NULL, NULL},
+        {'i', BENCH_LONG, &o->it.iters, 1, 1000000000L, NULL, NULL},
+        {'x', BENCH_LONG, &o->it.warmup, 0, 1000000000L, NULL, NULL},
+        {'c', BENCH_FLAG, &o->check, 0, 0, NULL, NULL},
+        {'e', BENCH_FLAG, &o->exclusive, 0, 0, NULL, NULL},
+    };
+    int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
+    if (rc) return rc;
+    o->test = (enum test_kind)test;
+    o->flavor = (enum bench_flavor)flavor;
+    o->sync = (enum bench_sync)sync;
+    o->min_size = sizes[0];
+    o->max_size = sizes[1];
+    if (o->test == T_PUT_RATE && !o->range_given) o->min_size = o->max_size = DEFAULT_RATE_SIZE;
+    if (o->test == T_PUT_BIBW && !o->sync_given) o->sync = BENCH_SYNC_PSCW;
+    if (o->test == T_PUT_BIBW && !bibw_sync_ok(o->sync))
+        return bench_require(0, usage, "-t put_bibw supports -s pscw, fence, flush or lock_all, not %s",
+                             bench_sync_names[o->sync]);
+    if (o->min_size > o->max_size)
+        return bench_require(0, usage, "-m: MIN (%ld) is larger than MAX (%ld)", o->min_size,
+                             o->max_size);
+    return bench_require(o->max_size <= MAX_ALLOWED_BYTES / o->window, usage,
+                         "-W %ld times -m MAX %ld exceeds %ld bytes per buffer", o->window,
+                         o->max_size, MAX_ALLOWED_BYTES);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -382,68 +209,12 @@ static long check_pattern(const struct bench *b, const char *what, const unsigne
             const long op = b->size > 0 ? j / b->size : 0;
             fprintf(stderr, "osc_bw: CHECK FAILED: rank %d, -t %s -s %s size %ld: "
                             "%s[%ld] (op %ld%s) = 0x%02x, expected 0x%02x\n",
-                    b->rank, test_names[b->opt.test], sync_names[b->opt.sync], b->size,
+                    b->rank, test_names[b->opt.test], bench_sync_names[b->opt.sync], b->size,
                     what, j, op, op >= b->opt.window ? ", guard" : "", buf[j], want);
         }
         nbad++;
     }
     return nbad;
-}
-
-/* ------------------------------------------------------------------------ */
-/* window setup                                                             */
-
-static void create_window(struct bench *b)
-{
-    static const char hint[] =
-        "the window flavor is probably not supported by the osc component in "
-        "use (select another one with --mca osc ..., or another -w flavor)";
-    const MPI_Aint wsize = (MPI_Aint)b->wbytes;
-
-    b->wmem = NULL;
-    switch (b->opt.flavor) {
-    case FLAVOR_CREATE:
-        b->wmem = xalloc(b->wbytes);
-        b->wbuf = b->wmem;
-        MPI_CK_HINT(MPI_Win_create(b->wbuf, wsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
-                                   &b->win), hint);
-        break;
-    case FLAVOR_ALLOCATE:
-        MPI_CK_HINT(MPI_Win_allocate(wsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
-                                     &b->wbuf, &b->win), hint);
-        break;
-    case FLAVOR_DYNAMIC:
-        b->wmem = xalloc(b->wbytes);
-        b->wbuf = b->wmem;
-        MPI_CK_HINT(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &b->win), hint);
-        break;
-    default:
-        break;
-    }
-    MPI_CK(MPI_Win_set_errhandler(b->win, MPI_ERRORS_RETURN));
-
-    b->peer_disp = 0;
-    if (b->opt.flavor == FLAVOR_DYNAMIC) {
-        MPI_Aint mine;
-
-        MPI_CK_HINT(MPI_Win_attach(b->win, b->wbuf, wsize), hint);
-        MPI_CK(MPI_Get_address(b->wbuf, &mine));
-        MPI_CK(MPI_Sendrecv(&mine, 1, MPI_AINT, b->peer, 0, &b->peer_disp, 1, MPI_AINT,
-                            b->peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    }
-}
-
-static void free_window(struct bench *b)
-{
-    if (b->opt.flavor == FLAVOR_DYNAMIC) {
-        /* The peer must be done with our memory before it goes away. */
-        MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
-        MPI_CK(MPI_Win_detach(b->win, b->wbuf));
-    }
-    MPI_CK(MPI_Win_free(&b->win));
-    free(b->wmem);
-    b->wmem = NULL;
-    b->wbuf = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -468,13 +239,13 @@ static void setup_size(struct bench *b)
     }
     /* Window memory is written inside an exclusive self-lock epoch so its
      * public copy is consistent before the peer starts. */
-    MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, b->rank, 0, b->win));
+    MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, b->rank, 0, b->w.win));
     if (is_get(b)) {
-        fill_pattern(b->wbuf, 0, end, pattern_seed(b->rank, b->size), PAT_DATA);
+        fill_pattern(b->w.buf, 0, end, pattern_seed(b->rank, b->size), PAT_DATA);
     } else {
-        fill_pattern(b->wbuf, 0, end, pattern_seed(b->peer, b->size), PAT_POISON);
+        fill_pattern(b->w.buf, 0, end, pattern_seed(b->peer, b->size), PAT_POISON);
     }
-    MPI_CK(MPI_Win_unlock(b->rank, b->win));
+    MPI_CK(MPI_Win_unlock(b->rank, b->w.win));
 }
 
 /* Between warmup and timed loop (all operations complete): the timed loop
@@ -504,15 +275,15 @@ static long verify_size(struct bench *b)
         nbad = check_pattern(b, "origin buffer", b->lbuf, n, end, peers, PAT_POISON, nbad);
     }
     if (b->target) {
-        MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, b->rank, 0, b->win));
+        MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, b->rank, 0, b->w.win));
         if (is_get(b)) {
             /* A get must leave the target untouched. */
-            nbad = check_pattern(b, "window", b->wbuf, 0, end, mine, PAT_DATA, nbad);
+            nbad = check_pattern(b, "window", b->w.buf, 0, end, mine, PAT_DATA, nbad);
         } else {
-            nbad = check_pattern(b, "window", b->wbuf, 0, n, peers, PAT_DATA, nbad);
-            nbad = check_pattern(b, "window", b->wbuf, n, end, peers, PAT_POISON, nbad);
+            nbad = check_pattern(b, "window", b->w.buf, 0, n, peers, PAT_DATA, nbad);
+            nbad = check_pattern(b, "window", b->w.buf, n, end, peers, PAT_POISON, nbad);
         }
-        MPI_CK(MPI_Win_unlock(b->rank, b->win));
+        MPI_CK(MPI_Win_unlock(b->rank, b->w.win));
     }
     if (nbad > MAX_REPORTED_MISMATCHES) {
         fprintf(stderr, "osc_bw: CHECK FAILED: rank %d: %ld bad bytes in total\n",
@@ -532,11 +303,11 @@ static inline void issue_window(struct bench *b)
 
     for (long j = 0; j < b->opt.window; j++) {
         unsigned char *local = b->lbuf + j * b->size;
-        const MPI_Aint disp = b->peer_disp + (MPI_Aint)(j * b->size);
+        const MPI_Aint disp = b->w.peer_disp + (MPI_Aint)(j * b->size);
         if (is_get(b)) {
-            MPI_CK(MPI_Get(local, cnt, MPI_CHAR, b->peer, disp, cnt, MPI_CHAR, b->win));
+            MPI_CK(MPI_Get(local, cnt, MPI_CHAR, b->peer, disp, cnt, MPI_CHAR, b->w.win));
         } else {
-            MPI_CK(MPI_Put(local, cnt, MPI_CHAR, b->peer, disp, cnt, MPI_CHAR, b->win));
+            MPI_CK(MPI_Put(local, cnt, MPI_CHAR, b->peer, disp, cnt, MPI_CHAR, b->w.win));
         }
     }
 }
@@ -549,54 +320,54 @@ static void run_iterations(struct bench *b, long n)
     const int peer = b->peer;
 
     switch (b->opt.sync) {
-    case SYNC_LOCK:
+    case BENCH_SYNC_LOCK:
         if (!b->origin) return;
         for (long i = 0; i < n; i++) {
-            MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->win));
+            MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->w.win));
             issue_window(b);
-            MPI_CK(MPI_Win_unlock(peer, b->win));
+            MPI_CK(MPI_Win_unlock(peer, b->w.win));
         }
         break;
-    case SYNC_FLUSH:
-    case SYNC_FLUSH_LOCAL:
+    case BENCH_SYNC_FLUSH:
+    case BENCH_SYNC_FLUSH_LOCAL:
         if (!b->origin) return;
-        MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->win));
+        MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->w.win));
         for (long i = 0; i < n; i++) {
             issue_window(b);
-            if (b->opt.sync == SYNC_FLUSH) {
-                MPI_CK(MPI_Win_flush(peer, b->win));
+            if (b->opt.sync == BENCH_SYNC_FLUSH) {
+                MPI_CK(MPI_Win_flush(peer, b->w.win));
             } else {
-                MPI_CK(MPI_Win_flush_local(peer, b->win));
+                MPI_CK(MPI_Win_flush_local(peer, b->w.win));
             }
         }
-        MPI_CK(MPI_Win_unlock(peer, b->win));
+        MPI_CK(MPI_Win_unlock(peer, b->w.win));
         break;
-    case SYNC_LOCK_ALL:
+    case BENCH_SYNC_LOCK_ALL:
         if (!b->origin) return;
         for (long i = 0; i < n; i++) {
-            MPI_CK(MPI_Win_lock_all(0, b->win));
+            MPI_CK(MPI_Win_lock_all(0, b->w.win));
             issue_window(b);
-            MPI_CK(MPI_Win_unlock_all(b->win));
+            MPI_CK(MPI_Win_unlock_all(b->w.win));
         }
         break;
-    case SYNC_FENCE:
+    case BENCH_SYNC_FENCE:
         for (long i = 0; i < n; i++) {
-            MPI_CK(MPI_Win_fence(0, b->win));
+            MPI_CK(MPI_Win_fence(0, b->w.win));
             if (b->origin) issue_window(b);
-            MPI_CK(MPI_Win_fence(0, b->win));
+            MPI_CK(MPI_Win_fence(0, b->w.win));
         }
         /* Close the fence sequence so passive-target calls are legal again. */
-        MPI_CK(MPI_Win_fence(MPI_MODE_NOSUCCEED, b->win));
+        MPI_CK(MPI_Win_fence(MPI_MODE_NOSUCCEED, b->w.win));
         break;
-    case SYNC_PSCW:
+    case BENCH_SYNC_PSCW:
         for (long i = 0; i < n; i++) {
-            if (b->target) MPI_CK(MPI_Win_post(b->peer_group, 0, b->win));
+            if (b->target) MPI_CK(MPI_Win_post(b->peer_group, 0, b->w.win));
             if (b->origin) {
-                MPI_CK(MPI_Win_start(b->peer_group, 0, b->win));
+                MPI_CK(MPI_Win_start(b->peer_group, 0, b->w.win));
                 issue_window(b);
-                MPI_CK(MPI_Win_complete(b->win));
+                MPI_CK(MPI_Win_complete(b->w.win));
             }
-            if (b->target) MPI_CK(MPI_Win_wait(b->win));
+            if (b->target) MPI_CK(MPI_Win_wait(b->w.win));
         }
         break;
     default:
@@ -635,29 +406,16 @@ static double run_size(struct bench *b, long warmup, long iters)
 static void print_header(const struct bench *b)
 {
     const struct options *o = &b->opt;
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    const long is = o->iters > 0 ? o->iters : ITERS_SMALL;
-    const long ws = o->warmup >= 0 ? o->warmup : WARMUP_SMALL;
-    const long il = o->iters > 0 ? o->iters : ITERS_LARGE;
-    const long wl = o->warmup >= 0 ? o->warmup : WARMUP_LARGE;
 
     printf("# osc_bw: %s test (osc/fabric perf suite, OSU-compatible output)\n",
            test_titles[o->test]);
-    printf("# Window creation: %s\n", flavor_mpi_names[o->flavor]);
+    printf("# Window creation: %s\n", bench_flavor_mpi_names[o->flavor]);
     printf("# Synchronization: %s%s\n", sync_descr[o->sync],
            o->test == T_PUT_BIBW ? " (both ranks)" : "");
     printf("# Datatype: MPI_CHAR\n");
-    if (o->sync == SYNC_LOCK || o->sync == SYNC_FLUSH || o->sync == SYNC_FLUSH_LOCAL) {
-        printf("# Lock type: %s\n", o->exclusive ? "MPI_LOCK_EXCLUSIVE" : "MPI_LOCK_SHARED");
-    }
+    bench_print_lock_type(o->sync, o->exclusive);
     printf("# Window size: W = %ld operations per synchronization\n", o->window);
-    if (is == il && ws == wl) {
-        printf("# Iterations: %ld timed + %ld warmup per size\n", is, ws);
-    } else {
-        printf("# Iterations: %ld timed + %ld warmup per size, %ld + %ld above %ld bytes\n",
-               is, ws, il, wl, LARGE_MESSAGE_SIZE);
-    }
+    bench_print_iterations(&o->it);
     if (o->test == T_PUT_RATE) {
         printf("# Rate: W * iterations / time of the timed loop on rank 0\n");
     } else if (o->test == T_PUT_BIBW) {
@@ -666,11 +424,7 @@ static void print_header(const struct bench *b)
         printf("# Bandwidth: W * size * iterations / time on rank 0, 1 MB = 10^6 bytes\n");
     }
     if (o->check) printf("# Check mode: data verified after every size\n");
-    if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
-        char *nl = strchr(lib, '\n');
-        if (nl != NULL) *nl = '\0';
-        printf("# MPI library: %s\n", lib);
-    }
+    bench_print_library();
     if (o->test == T_PUT_RATE) {
         printf("# Size      Messages/s\n");
     } else {
@@ -689,14 +443,15 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_CK(MPI_Comm_rank(MPI_COMM_WORLD, &b.rank));
     MPI_CK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
-    g_rank = b.rank;
+    bench_init("osc_bw");
 
-    prc = parse_options(argc, argv, b.rank, &b.opt);
+    prc = parse_options(argc, argv, &b.opt);
     if (prc != 0) {
         MPI_Finalize();
-        return prc > 0 ? 0 : EXIT_USAGE;
+        return prc > 0 ? 0 : BENCH_EXIT_USAGE;
     }
-    g_opt = &b.opt;
+    bench_context("-t %s -w %s -s %s", test_names[b.opt.test], bench_flavor_names[b.opt.flavor],
+                  bench_sync_names[b.opt.sync]);
 
     if (nprocs != 2) {
         if (b.rank == 0) {
@@ -704,7 +459,7 @@ int main(int argc, char **argv)
                     nprocs);
         }
         MPI_Finalize();
-        return EXIT_USAGE;
+        return BENCH_EXIT_USAGE;
     }
 
     b.peer = 1 - b.rank;
@@ -715,8 +470,7 @@ int main(int argc, char **argv)
         b.target = b.rank == 1;
     }
     b.wbytes = (size_t)(b.opt.window * b.opt.max_size + GUARD_BYTES);
-    b.lbuf = xalloc(b.wbytes);
-    memset(b.lbuf, 0, b.wbytes);
+    b.lbuf = bench_alloc(WIN_ALIGN, b.wbytes);
 
     {
         MPI_Group world_group;
@@ -725,14 +479,12 @@ int main(int argc, char **argv)
         MPI_CK(MPI_Group_free(&world_group));
     }
 
-    create_window(&b);
+    bench_win_create(&b.w, b.opt.flavor, b.wbytes, WIN_ALIGN, b.peer);
     if (b.rank == 0) print_header(&b);
 
     for (long size = b.opt.min_size; size <= b.opt.max_size; size = size ? size * 2 : 1) {
-        const int large = size > LARGE_MESSAGE_SIZE;
-        const long iters = b.opt.iters > 0 ? b.opt.iters : (large ? ITERS_LARGE : ITERS_SMALL);
-        const long warmup = b.opt.warmup >= 0 ? b.opt.warmup
-                                              : (large ? WARMUP_LARGE : WARMUP_SMALL);
+        const long iters = bench_iters_for(&b.opt.it, size);
+        const long warmup = bench_warmup_for(&b.opt.it, size);
         const double ops = (double)b.opt.window * (double)iters;
         double t;
 
@@ -746,9 +498,9 @@ int main(int argc, char **argv)
                 if (b.rank == 0) {
                     fprintf(stderr, "osc_bw: CHECK FAILED for -t %s -w %s -s %s size %ld "
                                     "(%ld bad bytes)\n", test_names[b.opt.test],
-                            flavor_names[b.opt.flavor], sync_names[b.opt.sync], size, any);
+                            bench_flavor_names[b.opt.flavor], bench_sync_names[b.opt.sync], size, any);
                 }
-                rc = EXIT_CHECK_FAILED;
+                rc = BENCH_EXIT_CHECK;
                 break;
             }
         }
@@ -770,7 +522,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    free_window(&b);
+    bench_win_free(&b.w);
     MPI_CK(MPI_Group_free(&b.peer_group));
     free(b.lbuf);
     MPI_Finalize();

@@ -26,9 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXIT_USAGE 1
-#define EXIT_MPI_ERROR 2
-#define EXIT_CHECK_FAILED 3
+#include "bench.h"
 
 #define DEFAULT_MIN_SIZE 1L
 #define DEFAULT_MAX_SIZE (1L << 22) /* 4 MiB, like OSU */
@@ -44,11 +42,6 @@
 #define MAX_REPORTED_MISMATCHES 5
 
 enum op_kind { OP_PUT, OP_GET, OP_ACC, OP_GET_ACC, OP_FOP, OP_CAS, OP_COUNT_ };
-enum win_flavor { FLAVOR_CREATE, FLAVOR_ALLOCATE, FLAVOR_DYNAMIC, FLAVOR_COUNT_ };
-enum sync_mode {
-    SYNC_FENCE, SYNC_LOCK, SYNC_FLUSH, SYNC_FLUSH_LOCAL, SYNC_LOCK_ALL, SYNC_PSCW,
-    SYNC_COUNT_
-};
 
 static const char *const op_names[OP_COUNT_] = {
     "put", "get", "acc", "get_acc", "fop", "cas"
@@ -57,16 +50,7 @@ static const char *const op_mpi_names[OP_COUNT_] = {
     "MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate",
     "MPI_Fetch_and_op", "MPI_Compare_and_swap"
 };
-static const char *const flavor_names[FLAVOR_COUNT_] = {
-    "create", "allocate", "dynamic"
-};
-static const char *const flavor_mpi_names[FLAVOR_COUNT_] = {
-    "MPI_Win_create", "MPI_Win_allocate", "MPI_Win_create_dynamic"
-};
-static const char *const sync_names[SYNC_COUNT_] = {
-    "fence", "lock", "flush", "flush_local", "lock_all", "pscw"
-};
-static const char *const sync_mpi_names[SYNC_COUNT_] = {
+static const char *const sync_mpi_names[BENCH_SYNCS] = {
     "MPI_Win_fence", "MPI_Win_lock/unlock", "MPI_Win_flush",
     "MPI_Win_flush_local", "MPI_Win_lock_all/unlock_all",
     "MPI_Win_post/start/complete/wait"
@@ -74,10 +58,10 @@ static const char *const sync_mpi_names[SYNC_COUNT_] = {
 
 struct options {
     enum op_kind op;
-    enum win_flavor flavor;
-    enum sync_mode sync;
+    enum bench_flavor flavor;
+    enum bench_sync sync;
     long min_size, max_size;
-    long iters, warmup;     /* < 0: OSU-like defaults depending on size */
+    struct bench_iters it;  /* OSU-like defaults depending on size */
     int check;
     int exclusive;
 };
@@ -86,77 +70,13 @@ struct bench {
     struct options opt;
     int rank, peer;
     int pingpong;           /* fence/pscw: both ranks are origin and target */
-    MPI_Win win;
-    unsigned char *wbuf;    /* local window memory */
-    unsigned char *wmem;    /* memory we allocated for create/dynamic */
+    struct bench_win w;
     size_t wbytes;          /* usable window size */
-    MPI_Aint peer_disp;     /* target displacement of the peer's window */
     MPI_Group peer_group;
     unsigned char *sbuf, *rbuf, *cbuf; /* origin, result, compare buffers */
     long size;              /* current message size in bytes */
     int count;              /* elements per operation */
 };
-
-/* ------------------------------------------------------------------------ */
-/* error handling                                                           */
-
-static int g_rank = -1;
-static const struct options *g_opt;
-
-static void mpi_fail(int rc, const char *call, int line, const char *hint)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0, eclass = 0;
-
-    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) {
-        snprintf(msg, sizeof msg, "unknown MPI error code %d", rc);
-    }
-    if (MPI_Error_class(rc, &eclass) != MPI_SUCCESS) {
-        eclass = -1;
-    }
-    /* 'call' is the stringified call expression: print the function name. */
-    fprintf(stderr,
-            "osc_latency: rank %d: %.*s failed (osc_latency.c:%d): %s "
-            "[error code %d, class %d]\n",
-            g_rank, (int)strcspn(call, "( "), call, line, msg, rc, eclass);
-    if (g_opt != NULL) {
-        fprintf(stderr, "osc_latency: rank %d: while running -o %s -w %s -s %s\n",
-                g_rank, op_names[g_opt->op], flavor_names[g_opt->flavor],
-                sync_names[g_opt->sync]);
-    }
-    if (hint != NULL) {
-        fprintf(stderr, "osc_latency: rank %d: %s\n", g_rank, hint);
-    }
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, EXIT_MPI_ERROR);
-    exit(EXIT_MPI_ERROR); /* not reached */
-}
-
-#define MPI_CK(call)                                                        \
-    do {                                                                    \
-        int rc_ = (call);                                                   \
-        if (rc_ != MPI_SUCCESS) mpi_fail(rc_, #call, __LINE__, NULL);       \
-    } while (0)
-
-#define MPI_CK_HINT(call, hint)                                             \
-    do {                                                                    \
-        int rc_ = (call);                                                   \
-        if (rc_ != MPI_SUCCESS) mpi_fail(rc_, #call, __LINE__, (hint));     \
-    } while (0)
-
-static void *xalloc(size_t align, size_t bytes)
-{
-    size_t rounded = (bytes + align - 1) / align * align;
-    void *p = aligned_alloc(align, rounded ? rounded : align);
-
-    if (p == NULL) {
-        fprintf(stderr, "osc_latency: rank %d: out of memory (%zu bytes)\n",
-                g_rank, bytes);
-        MPI_Abort(MPI_COMM_WORLD, EXIT_USAGE);
-        exit(EXIT_USAGE);
-    }
-    return p;
-}
 
 /* ------------------------------------------------------------------------ */
 /* option parsing                                                           */
@@ -181,125 +101,36 @@ static void usage(FILE *f)
         "  -h         this help\n",
         DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE, sizeof(int),
         ITERS_SMALL, ITERS_LARGE, LARGE_MESSAGE_SIZE,
-        WARMUP_SMALL, WARMUP_LARGE, LARGE_MESSAGE_SIZE, EXIT_CHECK_FAILED);
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long v;
-
-    if (s == NULL || *s == '\0') return -1;
-    v = strtol(s, &end, 10);
-    if (*end != '\0' || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_name(const char *s, const char *const *names, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (strcmp(s, names[i]) == 0) return i;
-    }
-    return -1;
-}
-
-static int parse_range(const char *s, long *min, long *max)
-{
-    char buf[64];
-    const char *colon = strchr(s, ':');
-
-    if (colon == NULL) {
-        return parse_long(s, 0, MAX_ALLOWED_SIZE, max);
-    }
-    if ((size_t)(colon - s) >= sizeof buf) return -1;
-    memcpy(buf, s, (size_t)(colon - s));
-    buf[colon - s] = '\0';
-    if (buf[0] != '\0' && parse_long(buf, 0, MAX_ALLOWED_SIZE, min) != 0) return -1;
-    if (colon[1] != '\0' && parse_long(colon + 1, 0, MAX_ALLOWED_SIZE, max) != 0) return -1;
-    return 0;
+        WARMUP_SMALL, WARMUP_LARGE, LARGE_MESSAGE_SIZE, BENCH_EXIT_CHECK);
 }
 
 /* Returns 0 to run, 1 for -h, -1 on error (message printed on rank 0). */
-static int parse_options(int argc, char **argv, int rank, struct options *o)
+static int parse_options(int argc, char **argv, struct options *o)
 {
-    o->op = OP_PUT;
-    o->flavor = FLAVOR_ALLOCATE;
-    o->sync = SYNC_FLUSH;
-    o->min_size = DEFAULT_MIN_SIZE;
-    o->max_size = DEFAULT_MAX_SIZE;
-    o->iters = -1;
-    o->warmup = -1;
-    o->check = 0;
-    o->exclusive = 0;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
-        int bad = 0, idx;
-
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            if (rank == 0) usage(stdout);
-            return 1;
-        } else if (strcmp(a, "-c") == 0) {
-            o->check = 1;
-            continue;
-        } else if (strcmp(a, "-e") == 0) {
-            o->exclusive = 1;
-            continue;
-        }
-        if (strcmp(a, "-o") && strcmp(a, "-w") && strcmp(a, "-s") &&
-            strcmp(a, "-m") && strcmp(a, "-i") && strcmp(a, "-x")) {
-            if (rank == 0) fprintf(stderr, "osc_latency: unknown option '%s'\n", a);
-            goto fail;
-        }
-        if (v == NULL) {
-            if (rank == 0) fprintf(stderr, "osc_latency: option %s needs an argument\n", a);
-            goto fail;
-        }
-        i++;
-        switch (a[1]) {
-        case 'o':
-            idx = parse_name(v, op_names, OP_COUNT_);
-            if (idx < 0) bad = 1; else o->op = (enum op_kind)idx;
-            break;
-        case 'w':
-            idx = parse_name(v, flavor_names, FLAVOR_COUNT_);
-            if (idx < 0) bad = 1; else o->flavor = (enum win_flavor)idx;
-            break;
-        case 's':
-            idx = parse_name(v, sync_names, SYNC_COUNT_);
-            if (idx < 0) bad = 1; else o->sync = (enum sync_mode)idx;
-            break;
-        case 'm':
-            bad = parse_range(v, &o->min_size, &o->max_size) != 0;
-            break;
-        case 'i':
-            bad = parse_long(v, 1, 1000000000L, &o->iters) != 0;
-            break;
-        case 'x':
-            bad = parse_long(v, 0, 1000000000L, &o->warmup) != 0;
-            break;
-        default:
-            bad = 1;
-        }
-        if (bad) {
-            if (rank == 0) fprintf(stderr, "osc_latency: invalid value '%s' for %s\n", v, a);
-            goto fail;
-        }
-    }
-    if (o->min_size > o->max_size) {
-        if (rank == 0) {
-            fprintf(stderr, "osc_latency: -m: MIN (%ld) is larger than MAX (%ld)\n",
-                    o->min_size, o->max_size);
-        }
-        goto fail;
-    }
-    return 0;
-
-fail:
-    if (rank == 0) usage(stderr);
-    return -1;
+    long sizes[2] = {DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE};
+    int op = OP_PUT, flavor = BENCH_ALLOCATE, sync = BENCH_SYNC_FLUSH;
+    const struct bench_opt opts[] = {
+        {'o', BENCH_NAME, &op, 0, OP_COUNT_, op_names, NULL},
+        {'w', BENCH_NAME, &flavor, 0, BENCH_FLAVORS, bench_flavor_names, NULL},
+        {'s', BENCH_NAME, &sync, 0, BENCH_SYNCS, bench_sync_names, NULL},
+        {'m', BENCH_RANGE, sizes, 0, MAX_ALLOWED_SIZE, NULL, NULL},
+        {'i', BENCH_LONG, &o->it.iters, 1, 1000000000L, NULL, NULL},
+        {'x', BENCH_LONG, &o->it.warmup, 0, 1000000000L, NULL, NULL},
+        {'c', BENCH_FLAG, &o->check, 0, 0, NULL, NULL},
+        {'e', BENCH_FLAG, &o->exclusive, 0, 0, NULL, NULL},
+    };
+    memset(o, 0, sizeof *o);
+    o->it = (struct bench_iters){-1, -1, ITERS_SMALL, WARMUP_SMALL, ITERS_LARGE, WARMUP_LARGE,
+                                 LARGE_MESSAGE_SIZE};
+    int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
+    if (rc) return rc;
+    o->op = (enum op_kind)op;
+    o->flavor = (enum bench_flavor)flavor;
+    o->sync = (enum bench_sync)sync;
+    o->min_size = sizes[0];
+    o->max_size = sizes[1];
+    return bench_require(o->min_size <= o->max_size, usage, "-m: MIN (%ld) is larger than MAX (%ld)",
+                         o->min_size, o->max_size);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -370,63 +201,6 @@ static uint64_t get_u64(const unsigned char *buf, long k)
 }
 
 /* ------------------------------------------------------------------------ */
-/* window setup                                                             */
-
-static void create_window(struct bench *b)
-{
-    static const char hint[] =
-        "the window flavor is probably not supported by the osc component in "
-        "use (select another one with --mca osc ..., or another -w flavor)";
-    MPI_Aint wsize = (MPI_Aint)b->wbytes;
-
-    b->wmem = NULL;
-    switch (b->opt.flavor) {
-    case FLAVOR_CREATE:
-        b->wmem = xalloc(WIN_ALIGN, b->wbytes);
-        b->wbuf = b->wmem;
-        MPI_CK_HINT(MPI_Win_create(b->wbuf, wsize, 1, MPI_INFO_NULL,
-                                   MPI_COMM_WORLD, &b->win), hint);
-        break;
-    case FLAVOR_ALLOCATE:
-        MPI_CK_HINT(MPI_Win_allocate(wsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
-                                     &b->wbuf, &b->win), hint);
-        break;
-    case FLAVOR_DYNAMIC:
-        b->wmem = xalloc(WIN_ALIGN, b->wbytes);
-        b->wbuf = b->wmem;
-        MPI_CK_HINT(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD,
-                                           &b->win), hint);
-        break;
-    default:
-        break;
-    }
-    MPI_CK(MPI_Win_set_errhandler(b->win, MPI_ERRORS_RETURN));
-
-    b->peer_disp = 0;
-    if (b->opt.flavor == FLAVOR_DYNAMIC) {
-        MPI_Aint mine;
-
-        MPI_CK_HINT(MPI_Win_attach(b->win, b->wbuf, wsize), hint);
-        MPI_CK(MPI_Get_address(b->wbuf, &mine));
-        MPI_CK(MPI_Sendrecv(&mine, 1, MPI_AINT, b->peer, 0,
-                            &b->peer_disp, 1, MPI_AINT, b->peer, 0,
-                            MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    }
-}
-
-static void free_window(struct bench *b)
-{
-    if (b->opt.flavor == FLAVOR_DYNAMIC) {
-        MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
-        MPI_CK(MPI_Win_detach(b->win, b->wbuf));
-    }
-    MPI_CK(MPI_Win_free(&b->win));
-    free(b->wmem);
-    b->wmem = NULL;
-    b->wbuf = NULL;
-}
-
-/* ------------------------------------------------------------------------ */
 /* per-size data initialisation and verification                           */
 
 static long elements_for_size(enum op_kind op, long size)
@@ -482,35 +256,35 @@ static void setup_size(struct bench *b, long n_ops)
 
     /* Local window memory: update it inside an exclusive self-lock epoch so
      * that the public copy is consistent before the peer starts. */
-    MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, b->win));
+    MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, b->w.win));
     switch (b->opt.op) {
     case OP_PUT:
         for (long j = 0; j < size + GUARD_BYTES; j++) {
-            b->wbuf[j] = (unsigned char)~pat_byte(peer, size, j);
+            b->w.buf[j] = (unsigned char)~pat_byte(peer, size, j);
         }
         break;
     case OP_GET:
         for (long j = 0; j < size + GUARD_BYTES; j++) {
-            b->wbuf[j] = pat_byte(me, size, j);
+            b->w.buf[j] = pat_byte(me, size, j);
         }
         break;
     case OP_ACC:
     case OP_GET_ACC:
         for (long k = 0; k < cnt + GUARD_BYTES / (long)sizeof(int); k++) {
-            put_uint(b->wbuf, k, int_base(me, size, k));
+            put_uint(b->w.buf, k, int_base(me, size, k));
         }
         break;
     case OP_FOP:
     case OP_CAS:
         for (long k = 0; k < 1 + GUARD_BYTES / 8; k++) {
-            put_u64(b->wbuf, k, u64_base(me, k));
+            put_u64(b->w.buf, k, u64_base(me, k));
         }
-        if (b->opt.op == OP_CAS) put_u64(b->wbuf, 0, cas_value(me, peer, 0));
+        if (b->opt.op == OP_CAS) put_u64(b->w.buf, 0, cas_value(me, peer, 0));
         break;
     default:
         break;
     }
-    MPI_CK(MPI_Win_unlock(me, b->win));
+    MPI_CK(MPI_Win_unlock(me, b->w.win));
 }
 
 static long mismatch(struct bench *b, long nbad, const char *what, long idx,
@@ -520,7 +294,7 @@ static long mismatch(struct bench *b, long nbad, const char *what, long idx,
         fprintf(stderr,
                 "osc_latency: CHECK FAILED: rank %d, %s %s size %ld: %s[%ld] = "
                 "0x%llx, expected 0x%llx\n",
-                b->rank, op_names[b->opt.op], sync_names[b->opt.sync], b->size,
+                b->rank, op_names[b->opt.op], bench_sync_names[b->opt.sync], b->size,
                 what, idx, got, want);
     }
     return nbad + 1;
@@ -578,7 +352,7 @@ static long verify_size(struct bench *b, long n_ops)
 
     /* Window contents as modified by the peer. */
     if (target) {
-        MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, b->win));
+        MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, b->w.win));
         switch (b->opt.op) {
         case OP_PUT:
         case OP_GET:
@@ -590,8 +364,8 @@ static long verify_size(struct bench *b, long n_ops)
                     want = j < size ? pat_byte(peer, size, j)
                                     : (unsigned char)~pat_byte(peer, size, j);
                 }
-                if (b->wbuf[j] != want) {
-                    nbad = mismatch(b, nbad, "window byte", j, b->wbuf[j], want);
+                if (b->w.buf[j] != want) {
+                    nbad = mismatch(b, nbad, "window byte", j, b->w.buf[j], want);
                 }
             }
             break;
@@ -600,8 +374,8 @@ static long verify_size(struct bench *b, long n_ops)
             for (long k = 0; k < cnt + GUARD_BYTES / (long)sizeof(int); k++) {
                 unsigned int want = int_base(me, size, k);
                 if (k < cnt) want += (unsigned int)n_ops * int_addend(peer, k);
-                if (get_uint(b->wbuf, k) != want) {
-                    nbad = mismatch(b, nbad, "window int", k, get_uint(b->wbuf, k), want);
+                if (get_uint(b->w.buf, k) != want) {
+                    nbad = mismatch(b, nbad, "window int", k, get_uint(b->w.buf, k), want);
                 }
             }
             break;
@@ -614,15 +388,15 @@ static long verify_size(struct bench *b, long n_ops)
                         ? u64_base(me, 0) + (uint64_t)n_ops * fop_addend(peer)
                         : cas_value(me, peer, n_ops);
                 }
-                if (get_u64(b->wbuf, k) != want) {
-                    nbad = mismatch(b, nbad, "window u64", k, get_u64(b->wbuf, k), want);
+                if (get_u64(b->w.buf, k) != want) {
+                    nbad = mismatch(b, nbad, "window u64", k, get_u64(b->w.buf, k), want);
                 }
             }
             break;
         default:
             break;
         }
-        MPI_CK(MPI_Win_unlock(me, b->win));
+        MPI_CK(MPI_Win_unlock(me, b->w.win));
     }
 
     if (nbad > MAX_REPORTED_MISMATCHES) {
@@ -639,27 +413,27 @@ static long verify_size(struct bench *b, long n_ops)
 static inline void issue_op(struct bench *b, long iter)
 {
     const int peer = b->peer;
-    const MPI_Aint disp = b->peer_disp;
+    const MPI_Aint disp = b->w.peer_disp;
     const int cnt = b->count;
 
     switch (b->opt.op) {
     case OP_PUT:
-        MPI_CK(MPI_Put(b->sbuf, cnt, MPI_CHAR, peer, disp, cnt, MPI_CHAR, b->win));
+        MPI_CK(MPI_Put(b->sbuf, cnt, MPI_CHAR, peer, disp, cnt, MPI_CHAR, b->w.win));
         break;
     case OP_GET:
-        MPI_CK(MPI_Get(b->rbuf, cnt, MPI_CHAR, peer, disp, cnt, MPI_CHAR, b->win));
+        MPI_CK(MPI_Get(b->rbuf, cnt, MPI_CHAR, peer, disp, cnt, MPI_CHAR, b->w.win));
         break;
     case OP_ACC:
         MPI_CK(MPI_Accumulate(b->sbuf, cnt, MPI_INT, peer, disp, cnt, MPI_INT,
-                              MPI_SUM, b->win));
+                              MPI_SUM, b->w.win));
         break;
     case OP_GET_ACC:
         MPI_CK(MPI_Get_accumulate(b->sbuf, cnt, MPI_INT, b->rbuf, cnt, MPI_INT,
-                                  peer, disp, cnt, MPI_INT, MPI_SUM, b->win));
+                                  peer, disp, cnt, MPI_INT, MPI_SUM, b->w.win));
         break;
     case OP_FOP:
         MPI_CK(MPI_Fetch_and_op(b->sbuf, b->rbuf, MPI_UINT64_T, peer, disp,
-                                MPI_SUM, b->win));
+                                MPI_SUM, b->w.win));
         break;
     case OP_CAS:
         /* The previous operation is complete (every sync mode completes the
@@ -667,7 +441,7 @@ static inline void issue_op(struct bench *b, long iter)
         put_u64(b->cbuf, 0, cas_value(peer, b->rank, iter));
         put_u64(b->sbuf, 0, cas_value(peer, b->rank, iter + 1));
         MPI_CK(MPI_Compare_and_swap(b->sbuf, b->cbuf, b->rbuf, MPI_UINT64_T,
-                                    peer, disp, b->win));
+                                    peer, disp, b->w.win));
         break;
     default:
         break;
@@ -687,41 +461,41 @@ static double run_passive(struct bench *b, long warmup, long iters)
     if (b->rank != 0) return 0.0; /* target stays passive */
 
     switch (b->opt.sync) {
-    case SYNC_LOCK:
+    case BENCH_SYNC_LOCK:
         for (long i = 0; i < n; i++) {
             if (i == warmup) t0 = MPI_Wtime();
-            MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->win));
+            MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->w.win));
             issue_op(b, i);
-            MPI_CK(MPI_Win_unlock(peer, b->win));
+            MPI_CK(MPI_Win_unlock(peer, b->w.win));
         }
         t1 = MPI_Wtime();
         break;
-    case SYNC_FLUSH:
-        MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->win));
+    case BENCH_SYNC_FLUSH:
+        MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->w.win));
         for (long i = 0; i < n; i++) {
             if (i == warmup) t0 = MPI_Wtime();
             issue_op(b, i);
-            MPI_CK(MPI_Win_flush(peer, b->win));
+            MPI_CK(MPI_Win_flush(peer, b->w.win));
         }
         t1 = MPI_Wtime();
-        MPI_CK(MPI_Win_unlock(peer, b->win));
+        MPI_CK(MPI_Win_unlock(peer, b->w.win));
         break;
-    case SYNC_FLUSH_LOCAL:
-        MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->win));
+    case BENCH_SYNC_FLUSH_LOCAL:
+        MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->w.win));
         for (long i = 0; i < n; i++) {
             if (i == warmup) t0 = MPI_Wtime();
             issue_op(b, i);
-            MPI_CK(MPI_Win_flush_local(peer, b->win));
+            MPI_CK(MPI_Win_flush_local(peer, b->w.win));
         }
         t1 = MPI_Wtime();
-        MPI_CK(MPI_Win_unlock(peer, b->win));
+        MPI_CK(MPI_Win_unlock(peer, b->w.win));
         break;
-    case SYNC_LOCK_ALL:
+    case BENCH_SYNC_LOCK_ALL:
         for (long i = 0; i < n; i++) {
             if (i == warmup) t0 = MPI_Wtime();
-            MPI_CK(MPI_Win_lock_all(0, b->win));
+            MPI_CK(MPI_Win_lock_all(0, b->w.win));
             issue_op(b, i);
-            MPI_CK(MPI_Win_unlock_all(b->win));
+            MPI_CK(MPI_Win_unlock_all(b->w.win));
         }
         t1 = MPI_Wtime();
         break;
@@ -740,15 +514,15 @@ static double run_fence(struct bench *b, long warmup, long iters)
 
     for (long i = 0; i < n; i++) {
         if (i == warmup) t0 = MPI_Wtime();
-        MPI_CK(MPI_Win_fence(0, b->win));
+        MPI_CK(MPI_Win_fence(0, b->w.win));
         if (b->rank == 0) issue_op(b, i);
-        MPI_CK(MPI_Win_fence(0, b->win));
+        MPI_CK(MPI_Win_fence(0, b->w.win));
         if (b->rank == 1) issue_op(b, i);
-        MPI_CK(MPI_Win_fence(0, b->win));
+        MPI_CK(MPI_Win_fence(0, b->w.win));
     }
     t1 = MPI_Wtime();
     /* Close the fence sequence so passive-target calls are legal again. */
-    MPI_CK(MPI_Win_fence(MPI_MODE_NOSUCCEED, b->win));
+    MPI_CK(MPI_Win_fence(MPI_MODE_NOSUCCEED, b->w.win));
     return (t1 - t0) * 1e6 / (double)iters / 2.0;
 }
 
@@ -762,17 +536,17 @@ static double run_pscw(struct bench *b, long warmup, long iters)
     for (long i = 0; i < n; i++) {
         if (i == warmup) t0 = MPI_Wtime();
         if (b->rank == 0) {
-            MPI_CK(MPI_Win_start(b->peer_group, 0, b->win));
+            MPI_CK(MPI_Win_start(b->peer_group, 0, b->w.win));
             issue_op(b, i);
-            MPI_CK(MPI_Win_complete(b->win));
-            MPI_CK(MPI_Win_post(b->peer_group, 0, b->win));
-            MPI_CK(MPI_Win_wait(b->win));
+            MPI_CK(MPI_Win_complete(b->w.win));
+            MPI_CK(MPI_Win_post(b->peer_group, 0, b->w.win));
+            MPI_CK(MPI_Win_wait(b->w.win));
         } else {
-            MPI_CK(MPI_Win_post(b->peer_group, 0, b->win));
-            MPI_CK(MPI_Win_wait(b->win));
-            MPI_CK(MPI_Win_start(b->peer_group, 0, b->win));
+            MPI_CK(MPI_Win_post(b->peer_group, 0, b->w.win));
+            MPI_CK(MPI_Win_wait(b->w.win));
+            MPI_CK(MPI_Win_start(b->peer_group, 0, b->w.win));
             issue_op(b, i);
-            MPI_CK(MPI_Win_complete(b->win));
+            MPI_CK(MPI_Win_complete(b->w.win));
         }
     }
     t1 = MPI_Wtime();
@@ -784,12 +558,10 @@ static double run_pscw(struct bench *b, long warmup, long iters)
 static void print_header(const struct bench *b)
 {
     const struct options *o = &b->opt;
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
 
     printf("# osc_latency: %s latency test (osc/fabric perf suite, OSU-compatible output)\n",
            op_mpi_names[o->op]);
-    printf("# Window creation: %s\n", flavor_mpi_names[o->flavor]);
+    printf("# Window creation: %s\n", bench_flavor_mpi_names[o->flavor]);
     printf("# Synchronization: %s\n", sync_mpi_names[o->sync]);
     if (o->op == OP_FOP || o->op == OP_CAS) {
         printf("# Datatype: MPI_UINT64_T (MPI_SUM), message size fixed at %ld bytes\n",
@@ -799,21 +571,8 @@ static void print_header(const struct bench *b)
     } else {
         printf("# Datatype: MPI_CHAR\n");
     }
-    if (o->sync == SYNC_LOCK || o->sync == SYNC_FLUSH || o->sync == SYNC_FLUSH_LOCAL) {
-        printf("# Lock type: %s\n", o->exclusive ? "MPI_LOCK_EXCLUSIVE" : "MPI_LOCK_SHARED");
-    }
-    {
-        const long is = o->iters > 0 ? o->iters : ITERS_SMALL;
-        const long ws = o->warmup >= 0 ? o->warmup : WARMUP_SMALL;
-        const long il = o->iters > 0 ? o->iters : ITERS_LARGE;
-        const long wl = o->warmup >= 0 ? o->warmup : WARMUP_LARGE;
-        if (is == il && ws == wl) {
-            printf("# Iterations: %ld timed + %ld warmup per size\n", is, ws);
-        } else {
-            printf("# Iterations: %ld timed + %ld warmup per size, %ld + %ld above %ld bytes\n",
-                   is, ws, il, wl, LARGE_MESSAGE_SIZE);
-        }
-    }
+    bench_print_lock_type(o->sync, o->exclusive);
+    bench_print_iterations(&o->it);
     if (b->pingpong) {
         printf("# Latency: average over iterations of one epoch with one operation\n"
                "#          (ranks alternate, half of a round trip, as OSU)\n");
@@ -821,11 +580,7 @@ static void print_header(const struct bench *b)
         printf("# Latency: average time per operation incl. its synchronization\n");
     }
     if (o->check) printf("# Check mode: data verified after every size\n");
-    if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
-        char *nl = strchr(lib, '\n');
-        if (nl != NULL) *nl = '\0';
-        printf("# MPI library: %s\n", lib);
-    }
+    bench_print_library();
     printf("# Size          Latency (us)\n");
     fflush(stdout);
 }
@@ -841,14 +596,15 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_CK(MPI_Comm_rank(MPI_COMM_WORLD, &b.rank));
     MPI_CK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
-    g_rank = b.rank;
+    bench_init("osc_latency");
 
-    prc = parse_options(argc, argv, b.rank, &b.opt);
+    prc = parse_options(argc, argv, &b.opt);
     if (prc != 0) {
         MPI_Finalize();
-        return prc > 0 ? 0 : EXIT_USAGE;
+        return prc > 0 ? 0 : BENCH_EXIT_USAGE;
     }
-    g_opt = &b.opt;
+    bench_context("-o %s -w %s -s %s", op_names[b.opt.op], bench_flavor_names[b.opt.flavor],
+                  bench_sync_names[b.opt.sync]);
 
     if (nprocs != 2) {
         if (b.rank == 0) {
@@ -856,7 +612,7 @@ int main(int argc, char **argv)
                             "(rank 0 = origin, rank 1 = target), got %d\n", nprocs);
         }
         MPI_Finalize();
-        return EXIT_USAGE;
+        return BENCH_EXIT_USAGE;
     }
 
     if (b.opt.op == OP_FOP || b.opt.op == OP_CAS) {
@@ -870,19 +626,16 @@ int main(int argc, char **argv)
                                 "least %zu\n", op_names[b.opt.op], sizeof(int));
             }
             MPI_Finalize();
-            return EXIT_USAGE;
+            return BENCH_EXIT_USAGE;
         }
     }
 
     b.peer = 1 - b.rank;
-    b.pingpong = b.opt.sync == SYNC_FENCE || b.opt.sync == SYNC_PSCW;
+    b.pingpong = b.opt.sync == BENCH_SYNC_FENCE || b.opt.sync == BENCH_SYNC_PSCW;
     b.wbytes = (size_t)(last_size > ATOMIC_SIZE ? last_size : ATOMIC_SIZE) + GUARD_BYTES;
-    b.sbuf = xalloc(64, b.wbytes);
-    b.rbuf = xalloc(64, b.wbytes);
-    b.cbuf = xalloc(64, b.wbytes);
-    memset(b.sbuf, 0, b.wbytes);
-    memset(b.rbuf, 0, b.wbytes);
-    memset(b.cbuf, 0, b.wbytes);
+    b.sbuf = bench_alloc(64, b.wbytes);
+    b.rbuf = bench_alloc(64, b.wbytes);
+    b.cbuf = bench_alloc(64, b.wbytes);
 
     {
         MPI_Group world_group;
@@ -891,14 +644,12 @@ int main(int argc, char **argv)
         MPI_CK(MPI_Group_free(&world_group));
     }
 
-    create_window(&b);
+    bench_win_create(&b.w, b.opt.flavor, b.wbytes, WIN_ALIGN, b.peer);
     if (b.rank == 0) print_header(&b);
 
     for (long size = first_size; size <= last_size; size = size ? size * 2 : 1) {
-        const int large = size > LARGE_MESSAGE_SIZE;
-        const long iters = b.opt.iters > 0 ? b.opt.iters : (large ? ITERS_LARGE : ITERS_SMALL);
-        const long warmup = b.opt.warmup >= 0 ? b.opt.warmup
-                                              : (large ? WARMUP_LARGE : WARMUP_SMALL);
+        const long iters = bench_iters_for(&b.opt.it, size);
+        const long warmup = bench_warmup_for(&b.opt.it, size);
         const long n_ops = total_ops(warmup, iters);
         double lat = 0.0;
 
@@ -910,10 +661,10 @@ int main(int argc, char **argv)
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
 
         switch (b.opt.sync) {
-        case SYNC_FENCE:
+        case BENCH_SYNC_FENCE:
             lat = run_fence(&b, warmup, iters);
             break;
-        case SYNC_PSCW:
+        case BENCH_SYNC_PSCW:
             lat = run_pscw(&b, warmup, iters);
             break;
         default:
@@ -929,10 +680,10 @@ int main(int argc, char **argv)
                 if (b.rank == 0) {
                     fprintf(stderr, "osc_latency: CHECK FAILED for -o %s -w %s -s %s "
                                     "size %ld (%ld bad elements)\n",
-                            op_names[b.opt.op], flavor_names[b.opt.flavor],
-                            sync_names[b.opt.sync], size, any);
+                            op_names[b.opt.op], bench_flavor_names[b.opt.flavor],
+                            bench_sync_names[b.opt.sync], size, any);
                 }
-                rc = EXIT_CHECK_FAILED;
+                rc = BENCH_EXIT_CHECK;
                 break;
             }
         }
@@ -947,7 +698,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    free_window(&b);
+    bench_win_free(&b.w);
     MPI_CK(MPI_Group_free(&b.peer_group));
     free(b.sbuf);
     free(b.rbuf);

@@ -1,0 +1,119 @@
+/*
+ * bench.h - the plumbing every benchmark in perf/ shares, so that each program
+ * holds only what it measures: how a failure is reported (and the job ended),
+ * aligned allocation, options read from a table, the window flavors and
+ * synchronization modes the MPI benchmarks run under, and the common lines of
+ * the OSU-style header.
+ *
+ * Plain MPI-3 + C11. Messages name the program and the rank (bench_init).
+ */
+#ifndef OSC_FABRIC_PERF_BENCH_H
+#define OSC_FABRIC_PERF_BENCH_H
+
+#include <mpi.h>
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit status of every program: 0 success. */
+enum { BENCH_EXIT_USAGE = 1, BENCH_EXIT_FAILURE = 2, BENCH_EXIT_CHECK = 3 };
+
+/* After MPI_Init: the program's name and this rank, for every message. */
+void bench_init(const char *prog);
+int bench_rank(void);
+const char *bench_prog(void);
+
+/* What the program is running (printf-like), repeated with a failure. */
+void bench_context(const char *fmt, ...);
+
+/* Prints "PROG: rank R: <message>" and the context, then ends the job. */
+_Noreturn void bench_die(int code, const char *fmt, ...);
+
+/* A failed MPI call: its name, MPI_Error_string, the class, the hint. */
+_Noreturn void bench_mpi_fail(int rc, const char *call, const char *file, int line,
+                              const char *hint);
+
+#define MPI_CK_HINT(call, hint)                                                         \
+    do {                                                                                \
+        int rc_ = (call);                                                               \
+        if (rc_ != MPI_SUCCESS) bench_mpi_fail(rc_, #call, __FILE__, __LINE__, (hint)); \
+    } while (0)
+#define MPI_CK(call) MPI_CK_HINT(call, NULL)
+
+/* Zeroed memory aligned to `align` (a power of two), rounded up to it; ends the
+ * job when there is none. Release with free(). */
+void *bench_alloc(size_t align, size_t bytes);
+
+/* ---- options ------------------------------------------------------------ */
+
+enum bench_opt_kind {
+    BENCH_FLAG,   /* no value: *(int *)out = 1 */
+    BENCH_LONG,   /* *(long *)out, in [lo, hi] */
+    BENCH_NAME,   /* *(int *)out = index of the value among names[0 .. hi) */
+    BENCH_RANGE,  /* "[MIN:]MAX": ((long *)out)[0] and [1], each in [lo, hi] */
+    BENCH_STRING, /* *(const char **)out */
+};
+
+struct bench_opt {
+    char letter; /* the option is -letter */
+    enum bench_opt_kind kind;
+    void *out;
+    long lo, hi;
+    const char *const *names; /* BENCH_NAME */
+    int *given;               /* if not NULL: set to 1 when the option appears */
+};
+
+/* Reads argv by the table; -h and --help print usage to stdout. Returns 0 to run,
+ * 1 after help, -1 for bad options (said on rank 0, followed by the usage). */
+int bench_parse(int argc, char **argv, const struct bench_opt *opts, size_t nopts,
+                void (*usage)(FILE *));
+
+/* For checks across options: unless `ok`, rank 0 prints the message and the usage.
+ * Returns 0 when ok, -1 otherwise (as bench_parse does). */
+int bench_require(int ok, void (*usage)(FILE *), const char *fmt, ...);
+
+/* How many times each size runs: -i and -x when given (< 0: not given), otherwise
+ * the defaults for sizes up to `large_above` bytes and for larger ones. */
+struct bench_iters {
+    long iters, warmup;
+    long small_iters, small_warmup, large_iters, large_warmup, large_above;
+};
+long bench_iters_for(const struct bench_iters *it, long size);
+long bench_warmup_for(const struct bench_iters *it, long size);
+/* The header's "# Iterations:" line. */
+void bench_print_iterations(const struct bench_iters *it);
+
+/* ---- windows and synchronization of the MPI benchmarks ----------------- */
+
+enum bench_flavor { BENCH_CREATE, BENCH_ALLOCATE, BENCH_DYNAMIC, BENCH_FLAVORS };
+extern const char *const bench_flavor_names[BENCH_FLAVORS];     /* -w values */
+extern const char *const bench_flavor_mpi_names[BENCH_FLAVORS]; /* for the header */
+
+enum bench_sync {
+    BENCH_SYNC_FENCE, BENCH_SYNC_LOCK, BENCH_SYNC_FLUSH, BENCH_SYNC_FLUSH_LOCAL,
+    BENCH_SYNC_LOCK_ALL, BENCH_SYNC_PSCW, BENCH_SYNCS
+};
+extern const char *const bench_sync_names[BENCH_SYNCS]; /* -s values */
+
+struct bench_win {
+    MPI_Win win;
+    unsigned char *buf;   /* this rank's window memory */
+    void *owned;          /* ours to free (create, dynamic) */
+    MPI_Aint peer_disp;   /* the peer's memory as a displacement (dynamic: address) */
+    enum bench_flavor flavor;
+};
+
+/* Collective over MPI_COMM_WORLD: a window of `bytes` with disp_unit 1 and
+ * MPI_ERRORS_RETURN; dynamic windows attach their memory and exchange its address
+ * with `peer`. A flavor the osc component refuses ends the job with a hint. */
+void bench_win_create(struct bench_win *w, enum bench_flavor flavor, size_t bytes,
+                      size_t align, int peer);
+/* Collective; on dynamic windows waits until the peer is done with our memory. */
+void bench_win_free(struct bench_win *w);
+
+/* The header's "# Lock type:" line, for the modes that lock one target. */
+void bench_print_lock_type(enum bench_sync sync, int exclusive);
+/* The header's "# MPI library:" line. */
+void bench_print_library(void);
+
+#endif /* OSC_FABRIC_PERF_BENCH_H */
