@@ -1,0 +1,208 @@
+/*
+ * osc_ddt.c - MPI_Put / MPI_Get bandwidth of derived datatypes against segment size.
+ *
+ * One operation moves TOTAL bytes between two vector datatypes of MPI_BYTE whose
+ * blocks (the segments) are S bytes: the origin's blocks are S apart by a stride of
+ * 2S, the target's by 3S, so no segment is contiguous with the next on either side.
+ * The same TOTAL bytes then move as one contiguous operation. Both are timed over the
+ * same iterations (one operation + MPI_Win_flush each, under one lock held for the
+ * loop), and each line gives both bandwidths and their ratio in time: how much a
+ * derived datatype costs over moving the same bytes contiguously.
+ *
+ * Exactly two processes; rank 0 is the origin, rank 1 the target.
+ *
+ *   osc_ddt [-t put|get] [-T TOTAL] [-m [MIN:]MAX] [-i ITERS] [-x WARMUP] [-c]
+ *
+ * -c checks every byte that moved (and that the bytes between target segments stayed
+ * untouched) after each size. Exit status as in bench.h.
+ */
+#include <mpi.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define DEFAULT_TOTAL (1L << 20)
+#define DEFAULT_MIN 8L
+#define DEFAULT_MAX 65536L
+#define MAX_TOTAL (1L << 28)
+
+enum kind { K_PUT, K_GET, K_N };
+static const char *const kind_names[K_N] = { "put", "get" };
+
+struct options {
+    int kind;
+    long total;
+    long sizes[2];
+    struct bench_iters it;
+    int check;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "Usage: mpirun -np 2 osc_ddt [options]\n"
+        "  -t put|get     operation (default put)\n"
+        "  -T TOTAL       bytes moved by one operation (default %ld)\n"
+        "  -m [MIN:]MAX   segment sizes, powers of two (default %ld:%ld)\n"
+        "  -i ITERS       timed operations per size and layout (default 100, 20 above 8 B)\n"
+        "  -x WARMUP      untimed operations first (default 10, 2 above 8 B)\n"
+        "  -c             check the data after each size\n"
+        "  -h             this help\n",
+        DEFAULT_TOTAL, DEFAULT_MIN, DEFAULT_MAX);
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->total = DEFAULT_TOTAL;
+    o->sizes[0] = DEFAULT_MIN;
+    o->sizes[1] = DEFAULT_MAX;
+    /* Small segments mean many of them per operation: fewer iterations there would
+     * make the noisy small end noisier, so the split is at 8 bytes only. */
+    o->it = (struct bench_iters){-1, -1, 100, 10, 20, 2, 8};
+    const struct bench_opt opts[] = {
+        {'t', BENCH_NAME, &o->kind, 0, K_N, kind_names, NULL},
+        {'T', BENCH_LONG, &o->total, 1, MAX_TOTAL, NULL, NULL},
+        {'m', BENCH_RANGE, o->sizes, 1, MAX_TOTAL, NULL, NULL},
+        {'i', BENCH_LONG, &o->it.iters, 1, 1000000000L, NULL, NULL},
+        {'x', BENCH_LONG, &o->it.warmup, 0, 1000000000L, NULL, NULL},
+        {'c', BENCH_FLAG, &o->check, 0, 0, NULL, NULL},
+    };
+    int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
+    if (rc) return rc;
+    if (o->sizes[0] > o->sizes[1])
+        return bench_require(0, usage, "-m: MIN (%ld) is larger than MAX (%ld)", o->sizes[0], o->sizes[1]);
+    return bench_require(o->sizes[1] <= o->total, usage, "-m MAX (%ld) exceeds -T (%ld)", o->sizes[1],
+                         o->total);
+}
+
+/* Byte j of the data of a size: differs by position and size, never 0. */
+static unsigned char data_byte(long size, long j) { return (unsigned char)(1 + (j * 131 + size * 7) % 251); }
+
+/* The layout of one side: nseg segments of seg bytes, one every stride bytes. */
+static MPI_Datatype vector_of(long nseg, long seg, long stride)
+{
+    MPI_Datatype t;
+    MPI_CK(MPI_Type_vector((int)nseg, (int)seg, (int)stride, MPI_BYTE, &t));
+    MPI_CK(MPI_Type_commit(&t));
+    return t;
+}
+
+/* Times iters operations (one op + flush each), after warmup ones. */
+static double run(const struct options *o, MPI_Win win, unsigned char *lbuf, int count,
+                  MPI_Datatype ltype, MPI_Datatype ttype, long iters, long warmup)
+{
+    double t0 = 0;
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i == warmup) t0 = MPI_Wtime();
+        if (o->kind == K_PUT)
+            MPI_CK(MPI_Put(lbuf, count, ltype, 1, 0, count, ttype, win));
+        else
+            MPI_CK(MPI_Get(lbuf, count, ltype, 1, 0, count, ttype, win));
+        MPI_CK(MPI_Win_flush(1, win));
+    }
+    return (MPI_Wtime() - t0) / (double)iters;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    bench_init("osc_ddt");
+    int rank = bench_rank(), n;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    struct options o;
+    int rc = parse(argc, argv, &o);
+    if (rc) {
+        MPI_Finalize();
+        return rc > 0 ? 0 : BENCH_EXIT_USAGE;
+    }
+    if (n != 2) bench_die(BENCH_EXIT_USAGE, "needs exactly 2 processes, not %d", n);
+
+    /* Room for the widest layout: TOTAL bytes at a stride of 3 segments. */
+    const size_t bytes = (size_t)o.total * 3;
+    struct bench_win w;
+    bench_win_create(&w, BENCH_ALLOCATE, bytes, 4096, 1 - rank);
+    unsigned char *lbuf = bench_alloc(4096, bytes);
+    if (rank == 0) {
+        printf("# osc_ddt: MPI_%s of %ld bytes as a vector of S-byte segments (origin stride 2S,\n"
+               "# target stride 3S) and as one contiguous block; MPI_Win_allocate, lock held,\n"
+               "# one operation + MPI_Win_flush per iteration.\n",
+               o.kind == K_PUT ? "Put" : "Get", o.total);
+        bench_print_library();
+        bench_print_iterations(&o.it);
+        printf("%-10s %10s %14s %14s %10s\n", "# Segment", "Segments", "DDT MB/s", "Contig MB/s", "Ratio");
+        fflush(stdout);
+    }
+    MPI_CK(MPI_Win_lock(MPI_LOCK_SHARED, 1 - rank, 0, w.win));
+    int failed = 0;
+    for (long seg = o.sizes[0]; seg <= o.sizes[1]; seg *= 2) {
+        const long nseg = o.total / seg;
+        const long moved = nseg * seg;
+        bench_context("segment %ld bytes, %ld segments", seg, nseg);
+        MPI_Datatype ltype = vector_of(nseg, seg, 2 * seg), ttype = vector_of(nseg, seg, 3 * seg);
+        const long iters = bench_iters_for(&o.it, seg), warmup = bench_warmup_for(&o.it, seg);
+        /* The target's memory: zero where nothing lands; with -t get, the data. */
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) {
+            memset(w.buf, 0, bytes);
+            if (o.kind == K_GET)
+                for (long j = 0; j < moved; j++) w.buf[(j / seg) * 3 * seg + j % seg] = data_byte(seg, j);
+        } else {
+            memset(lbuf, 0, bytes);
+            if (o.kind == K_PUT)
+                for (long j = 0; j < moved; j++) lbuf[(j / seg) * 2 * seg + j % seg] = data_byte(seg, j);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        double ddt = 0, contig = 0;
+        if (rank == 0) {
+            ddt = run(&o, w.win, lbuf, 1, ltype, ttype, iters, warmup);
+            if (o.check) {
+                MPI_CK(MPI_Win_flush(1, w.win));
+                if (o.kind == K_GET) {
+                    long bad = 0;
+                    for (long j = 0; j < moved; j++)
+                        bad += lbuf[(j / seg) * 2 * seg + j % seg] != data_byte(seg, j);
+                    if (bad) {
+                        fprintf(stderr, "osc_ddt: rank 0: %ld bytes of a %ld-byte-segment get are wrong\n",
+                                bad, seg);
+                        failed = 1;
+                    }
+                }
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1 && o.check && o.kind == K_PUT) {
+            long bad = 0;
+            for (long j = 0; j < 3 * moved; j++) {
+                const long s = j / (3 * seg), in = j % (3 * seg);
+                const unsigned char want = in < seg ? data_byte(seg, s * seg + in) : 0;
+                bad += w.buf[j] != want;
+            }
+            if (bad) {
+                fprintf(stderr, "osc_ddt: rank 1: %ld bytes wrong after %ld-byte-segment puts\n", bad, seg);
+                failed = 1;
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            /* The same bytes as one block; the data no longer matters. */
+            contig = run(&o, w.win, lbuf, (int)moved, MPI_BYTE, MPI_BYTE, iters, warmup);
+            printf("%-10ld %10ld %14.2f %14.2f %10.2f\n", seg, nseg, (double)moved / ddt / 1e6,
+                   (double)moved / contig / 1e6, ddt / contig);
+            fflush(stdout);
+        }
+        MPI_Type_free(&ltype);
+        MPI_Type_free(&ttype);
+    }
+    MPI_CK(MPI_Win_unlock(1 - rank, w.win));
+    int any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    free(lbuf);
+    bench_win_free(&w);
+    MPI_Finalize();
+    return any ? BENCH_EXIT_CHECK : 0;
+}
