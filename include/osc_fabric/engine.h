@@ -289,6 +289,7 @@ typedef struct oscf_win_stats {
     uint64_t puts, gets;          /* fabric writes/reads posted (after chunking) */
     uint64_t puts_batched;        /* small puts sent inside active-message batches */
     uint64_t gets_as_messages;    /* small gets served by an active message, not fi_read */
+    uint64_t gather_messages;     /* kAmGather messages: packed pieces of many-piece gets */
     uint64_t lock_attempts;       /* remote atomics issued to acquire locks */
     uint64_t injected;            /* writes posted with FI_INJECT */
     uint64_t native_atomics;      /* fi_atomic/fi_fetch_atomic/fi_compare_atomic posted */

@@ -9,6 +9,7 @@
 //   version 4: a batch may end its sender's lock hold (kAmReleaseShared/Exclusive).
 //   version 5: requests carry their place in the sender's stream (AmHeader::seq); the
 //              target serves them in that order, whatever order they arrive in.
+//   version 6: kAmGather, the small segments of one get read in one message.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 5;
+constexpr uint8_t kAmVersion = 6;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,    // payload: count origin elements (none for a fetching NO_OP)
@@ -29,6 +30,8 @@ enum AmOpcode : uint8_t {
                           // exclusive holder has it, the target holds this request and every
                           // later one from the same origin to the same window until it can
                           // grant; the reply is the grant.
+    kAmGather = 6,        // payload: count AmGatherRecords; the reply carries their bytes
+                          // back to back, in record order (packed.cpp)
     kAmOpcodeMax
 };
 
@@ -72,6 +75,15 @@ struct AmRecord {
 };
 static_assert(sizeof(AmRecord) == 16, "AmRecord is part of the wire format");
 constexpr size_t am_record_bytes(size_t data) { return sizeof(AmRecord) + ((data + 7) & ~size_t{7}); }
+
+// One segment of a kAmGather: where its bytes are in the target's window memory (as
+// AmHeader::offset) and how many.
+struct AmGatherRecord {
+    uint64_t offset;
+    uint32_t len;
+    uint32_t pad;
+};
+static_assert(sizeof(AmGatherRecord) == 16, "AmGatherRecord is part of the wire format");
 
 // Largest payload of one message: longer accumulates are split into chunks of whole
 // elements and pipelined.

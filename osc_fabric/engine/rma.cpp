@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "packed.h"
 #include "window.h"
 
 using namespace oscf;
@@ -81,14 +82,17 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
     int rc = check_target(target);
     if (rc) return rc;
     OpScope scope(peers_[static_cast<size_t>(target)].ops, notify);
+    Packed packed(*this, peers_[static_cast<size_t>(target)], dir, scope);
+    Packed *pk = packed.wanted(n, target == rank_) ? &packed : nullptr;
     for (size_t i = 0; i < n && rc == OSCF_OK; ++i)
-        rc = transfer(lk, dir, target, segs[i].origin, segs[i].len, disp, segs[i].target_offset, scope);
+        rc = transfer(lk, dir, target, segs[i].origin, segs[i].len, disp, segs[i].target_offset, scope, pk);
+    if (rc == OSCF_OK && pk) rc = pk->finish();
     if (n == 0 && rc == OSCF_OK) rc = begin_access(lk, target, dir == Dir::write ? "put" : "get");
     return finish(lk, scope, rc);
 }
 
 int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t tdisp,
-                       int64_t offset, OpScope &scope) {
+                       int64_t offset, OpScope &scope, Packed *packed) {
     int rc = begin_access(lk, target, dir == Dir::write ? "put" : "get");
     char *local = static_cast<char *>(buf);
     // One piece per registration the bytes land in: several only on a dynamic window
@@ -98,7 +102,7 @@ int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, in
         Where w;
         if ((rc = resolve(lk, target, tdisp, offset, len, dir == Dir::write ? "put" : "get", &w)))
             break;
-        rc = transfer_piece(lk, dir, target, local, w, scope);
+        rc = transfer_piece(lk, dir, target, local, w, scope, packed);
         local += w.span;
         offset += static_cast<int64_t>(w.span);
         len -= w.span;
@@ -107,7 +111,7 @@ int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, in
 }
 
 int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const Where &w,
-                             OpScope &scope) {
+                             OpScope &scope, Packed *packed) {
     const bool write = dir == Dir::write;
     const size_t len = w.span;
     Peer &p = peers_[static_cast<size_t>(target)];
@@ -116,6 +120,7 @@ int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const 
         std::memmove(write ? w.local : local, write ? local : w.local, len);
         return OSCF_OK;
     }
+    if (packed && packed->takes(len)) return packed->add(local, len, w.am_offset);
     if (write && batch_put(len, p, scope)) {
         ++stats.puts_batched;
         return batch_accumulate(p, local, len, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, w.am_offset);

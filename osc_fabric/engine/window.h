@@ -6,9 +6,11 @@
 //
 // Files: window.cpp (creation, exchange, teardown), epoch.cpp (which calls are allowed
 // when: fence and the access checks), lock.cpp (the passive-target lock protocol),
-// rma.cpp (put/get), accumulate.cpp (the accumulate family on both paths and its
-// ordering), accumulate_batch.cpp (coalescing emulated accumulates), flush.cpp
-// (completion waits).
+// rma.cpp (put/get), packed.cpp (many small segments of one put or get in few
+// messages), accumulate.cpp (the accumulate family on both paths and its ordering),
+// accumulate_batch.cpp (coalescing emulated accumulates), flush.cpp (completion waits),
+// pscw.cpp (general active target), dynamic.cpp (attached regions), shared.cpp
+// (MPI_Win_allocate_shared's segment).
 #pragma once
 
 #include <cstdint>
@@ -196,10 +198,13 @@ private:
     enum class Dir { read, write };
     int transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
                      int64_t disp, const oscf_notify *notify);
+    // packed.h: the small segments of one many-segment put or get, packed into few
+    // messages; nullptr where the operation's segments travel one by one.
+    class Packed;
     int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp,
-                 int64_t offset, oscf::OpScope &scope);
+                 int64_t offset, oscf::OpScope &scope, Packed *packed);
     int transfer_piece(Guard &lk, Dir dir, int target, char *local, const Where &w,
-                       oscf::OpScope &scope);
+                       oscf::OpScope &scope, Packed *packed);
     static constexpr size_t kBatchedPutMax = 1024;  // bytes; larger puts go as fi_write
     static constexpr size_t kMessageGetMax = 1024;  // bytes; larger gets go as fi_read
     bool batch_put(size_t len, const Peer &p, const oscf::OpScope &scope) const;
@@ -234,6 +239,9 @@ private:
     void list_for_sending(Peer &p);
     int send_batches();
     int serve_batch(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
+    // packed.cpp, target side of kAmGather.
+    int serve_gather(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
+                     size_t *out_len);
     int apply_batch(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
 
     // flush.cpp
