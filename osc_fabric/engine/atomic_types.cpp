@@ -164,6 +164,13 @@ bool cas_allowed(oscf_type t) {
 
 void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, size_t n) {
     if (op == OSCF_OP_NO_OP) return;
+    // A copy, bytes as they are: element by element it was the slow part of packed
+    // puts (byte records, packed.h), and an x87 load and store of a long double may
+    // change what a bitwise copy keeps.
+    if (op == OSCF_OP_REPLACE && valid_type(t)) {
+        std::memmove(target, origin, n * type_size(t));
+        return;
+    }
     switch (t) {
     case OSCF_TYPE_INT8: return reduce_integer(op, static_cast<int8_t *>(target), static_cast<const int8_t *>(origin), n);
     case OSCF_TYPE_UINT8:
