@@ -38,6 +38,19 @@ int with_window(const char *fn, oscf_win *win, F &&f) noexcept {
     if (!win) return OSCF_ERR_ARG;
     return guard(fn, [&]() -> int {
         Guard lk(win->engine().progress->mutex());
+        return f(*win, lk);
+    });
+}
+
+// The same for the calls a process polling through MPI must make to see anything
+// change (lock, unlock, flush, MPI_Win_sync, MPI_Win_test): these drive progress now
+// and then even when they need not wait (Progress::tick_locked). Data movement calls
+// do not, so a run of back-to-back accumulates pays nothing for it.
+template <class F>
+int with_sync_call(const char *fn, oscf_win *win, F &&f) noexcept {
+    if (!win) return OSCF_ERR_ARG;
+    return guard(fn, [&]() -> int {
+        Guard lk(win->engine().progress->mutex());
         win->engine().progress->tick_locked(lk);
         return f(*win, lk);
     });
@@ -215,7 +228,7 @@ int oscf_win_wait(oscf_win *win) {
 
 int oscf_win_test(oscf_win *win, int *done) {
     if (!done) return OSCF_ERR_ARG;
-    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+    return with_sync_call(__func__, win, [&](oscf_win &w, Guard &lk) {
         bool d = false;
         int rc = w.test(lk, &d);
         *done = d;
@@ -224,26 +237,26 @@ int oscf_win_test(oscf_win *win, int *done) {
 }
 
 int oscf_win_lock(oscf_win *win, int target, int exclusive, int assert_bits) {
-    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+    return with_sync_call(__func__, win, [&](oscf_win &w, Guard &lk) {
         return w.lock(lk, target, exclusive != 0, assert_bits);
     });
 }
 
 int oscf_win_unlock(oscf_win *win, int target) {
-    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) { return w.unlock(lk, target); });
+    return with_sync_call(__func__, win, [&](oscf_win &w, Guard &lk) { return w.unlock(lk, target); });
 }
 
 int oscf_win_lock_all(oscf_win *win, int assert_bits) {
-    return with_window(__func__, win,
+    return with_sync_call(__func__, win,
                        [&](oscf_win &w, Guard &lk) { return w.lock_all(lk, assert_bits); });
 }
 
 int oscf_win_unlock_all(oscf_win *win) {
-    return with_window(__func__, win, [](oscf_win &w, Guard &lk) { return w.unlock_all(lk); });
+    return with_sync_call(__func__, win, [](oscf_win &w, Guard &lk) { return w.unlock_all(lk); });
 }
 
 int oscf_win_flush(oscf_win *win, int target) {
-    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) { return w.flush(lk, target); });
+    return with_sync_call(__func__, win, [&](oscf_win &w, Guard &lk) { return w.flush(lk, target); });
 }
 
 // Every operation completes only when delivered, so local completion has nothing
@@ -252,7 +265,7 @@ int oscf_win_flush(oscf_win *win, int target) {
 int oscf_win_flush_local(oscf_win *win, int target) { return oscf_win_flush(win, target); }
 
 int oscf_win_sync(oscf_win *win) {
-    return with_window(__func__, win, [](oscf_win &w, Guard &lk) { return w.sync(lk); });
+    return with_sync_call(__func__, win, [](oscf_win &w, Guard &lk) { return w.sync(lk); });
 }
 
 int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out) {

@@ -131,10 +131,10 @@ public:
 
     void set_oversubscribed(bool on) { oversubscribed_ = on; }
 
-    // Called by every engine entry point, lock held. Open MPI drives opal_progress only
-    // from blocking calls, so a process that loops over RMA calls that never wait
-    // (epochs on itself, polling its own memory through MPI) would never serve the
-    // requests other processes aim at it: they would wait for ever. Every
+    // Called by the synchronization calls (api.cpp), lock held. Open MPI drives
+    // opal_progress only from blocking calls, so a process that loops over RMA calls
+    // that never wait (epochs on itself, polling its own memory through MPI) would never
+    // serve the requests other processes aim at it: they would wait for ever. Every
     // kCallsPerRound calls without a progress round, this runs one.
     //
     // Such a loop also holds its CPU. A process polling through MPI is busy as far as
@@ -150,7 +150,7 @@ public:
             idle(lk);
         }
     }
-    static constexpr unsigned kCallsPerRound = 8;
+    static constexpr unsigned kCallsPerRound = 16;
     static constexpr unsigned kIdleRoundsPerYield = 16;
 
     // Drives progress until done() is true. Lock held on entry and exit; let go between
