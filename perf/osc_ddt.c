@@ -3,7 +3,8 @@
  *
  * One operation moves TOTAL bytes between two vector datatypes of MPI_BYTE whose
  * blocks (the segments) are S bytes: the origin's blocks are S apart by a stride of
- * 2S, the target's by 3S, so no segment is contiguous with the next on either side.
+ * 2S, the target's by 3S, so no segment is contiguous with the next on either side
+ * (-L both). -L origin keeps the target contiguous, -L target the origin.
  * The same TOTAL bytes then move as one contiguous operation. Both are timed over the
  * same iterations (one operation + MPI_Win_flush each, under one lock held for the
  * loop), and each line gives both bandwidths and their ratio in time: how much a
@@ -11,7 +12,8 @@
  *
  * Exactly two processes; rank 0 is the origin, rank 1 the target.
  *
- *   osc_ddt [-t put|get] [-T TOTAL] [-m [MIN:]MAX] [-i ITERS] [-x WARMUP] [-c]
+ *   osc_ddt [-t put|get] [-L both|origin|target] [-T TOTAL] [-m [MIN:]MAX] [-i ITERS]
+ *           [-x WARMUP] [-c]
  *
  * -c checks every byte that moved (and that the bytes between target segments stayed
  * untouched) after each size. Exit status as in bench.h.
@@ -32,9 +34,13 @@
 
 enum kind { K_PUT, K_GET, K_N };
 static const char *const kind_names[K_N] = { "put", "get" };
+/* Which sides are strided. */
+enum layout { L_BOTH, L_ORIGIN, L_TARGET, L_N };
+static const char *const layout_names[L_N] = { "both", "origin", "target" };
 
 struct options {
     int kind;
+    int layout;
     long total;
     long sizes[2];
     struct bench_iters it;
@@ -46,6 +52,7 @@ static void usage(FILE *f)
     fprintf(f,
         "Usage: mpirun -np 2 osc_ddt [options]\n"
         "  -t put|get     operation (default put)\n"
+        "  -L both|origin|target  the strided sides; the others are contiguous (default both)\n"
         "  -T TOTAL       bytes moved by one operation (default %ld)\n"
         "  -m [MIN:]MAX   segment sizes, powers of two (default %ld:%ld)\n"
         "  -i ITERS       timed operations per size and layout (default 100, 20 above 8 B)\n"
@@ -66,6 +73,7 @@ static int parse(int argc, char **argv, struct options *o)
     o->it = (struct bench_iters){-1, -1, 100, 10, 20, 2, 8};
     const struct bench_opt opts[] = {
         {'t', BENCH_NAME, &o->kind, 0, K_N, kind_names, NULL},
+        {'L', BENCH_NAME, &o->layout, 0, L_N, layout_names, NULL},
         {'T', BENCH_LONG, &o->total, 1, MAX_TOTAL, NULL, NULL},
         {'m', BENCH_RANGE, o->sizes, 1, MAX_TOTAL, NULL, NULL},
         {'i', BENCH_LONG, &o->it.iters, 1, 1000000000L, NULL, NULL},
@@ -128,10 +136,10 @@ int main(int argc, char **argv)
     bench_win_create(&w, BENCH_ALLOCATE, bytes, 4096, 1 - rank);
     unsigned char *lbuf = bench_alloc(4096, bytes);
     if (rank == 0) {
-        printf("# osc_ddt: MPI_%s of %ld bytes as a vector of S-byte segments (origin stride 2S,\n"
-               "# target stride 3S) and as one contiguous block; MPI_Win_allocate, lock held,\n"
+        printf("# osc_ddt: MPI_%s of %ld bytes as vectors of S-byte segments (strided: %s; origin\n"
+               "# stride 2S, target 3S) and as one contiguous block; MPI_Win_allocate, lock held,\n"
                "# one operation + MPI_Win_flush per iteration.\n",
-               o.kind == K_PUT ? "Put" : "Get", o.total);
+               o.kind == K_PUT ? "Put" : "Get", o.total, layout_names[o.layout]);
         bench_print_library();
         bench_print_iterations(&o.it);
         printf("%-10s %10s %14s %14s %10s\n", "# Segment", "Segments", "DDT MB/s", "Contig MB/s", "Ratio");
@@ -143,18 +151,20 @@ int main(int argc, char **argv)
         const long nseg = o.total / seg;
         const long moved = nseg * seg;
         bench_context("segment %ld bytes, %ld segments", seg, nseg);
-        MPI_Datatype ltype = vector_of(nseg, seg, 2 * seg), ttype = vector_of(nseg, seg, 3 * seg);
+        /* Strides in segments: 1 is contiguous. */
+        const long ls = o.layout == L_TARGET ? 1 : 2, ts = o.layout == L_ORIGIN ? 1 : 3;
+        MPI_Datatype ltype = vector_of(nseg, seg, ls * seg), ttype = vector_of(nseg, seg, ts * seg);
         const long iters = bench_iters_for(&o.it, seg), warmup = bench_warmup_for(&o.it, seg);
         /* The target's memory: zero where nothing lands; with -t get, the data. */
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 1) {
             memset(w.buf, 0, bytes);
             if (o.kind == K_GET)
-                for (long j = 0; j < moved; j++) w.buf[(j / seg) * 3 * seg + j % seg] = data_byte(seg, j);
+                for (long j = 0; j < moved; j++) w.buf[(j / seg) * ts * seg + j % seg] = data_byte(seg, j);
         } else {
             memset(lbuf, 0, bytes);
             if (o.kind == K_PUT)
-                for (long j = 0; j < moved; j++) lbuf[(j / seg) * 2 * seg + j % seg] = data_byte(seg, j);
+                for (long j = 0; j < moved; j++) lbuf[(j / seg) * ls * seg + j % seg] = data_byte(seg, j);
         }
         MPI_Barrier(MPI_COMM_WORLD);
         double ddt = 0, contig = 0;
@@ -165,7 +175,7 @@ int main(int argc, char **argv)
                 if (o.kind == K_GET) {
                     long bad = 0;
                     for (long j = 0; j < moved; j++)
-                        bad += lbuf[(j / seg) * 2 * seg + j % seg] != data_byte(seg, j);
+                        bad += lbuf[(j / seg) * ls * seg + j % seg] != data_byte(seg, j);
                     if (bad) {
                         fprintf(stderr, "osc_ddt: rank 0: %ld bytes of a %ld-byte-segment get are wrong\n",
                                 bad, seg);
@@ -177,8 +187,8 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 1 && o.check && o.kind == K_PUT) {
             long bad = 0;
-            for (long j = 0; j < 3 * moved; j++) {
-                const long s = j / (3 * seg), in = j % (3 * seg);
+            for (long j = 0; j < ts * moved; j++) {
+                const long s = j / (ts * seg), in = j % (ts * seg);
                 const unsigned char want = in < seg ? data_byte(seg, s * seg + in) : 0;
                 bad += w.buf[j] != want;
             }

@@ -1,6 +1,7 @@
 // Small pieces of one put or get, packed into few messages (packed.h has why).
 #include "packed.h"
 
+#include <cstddef>
 #include <cstring>
 
 using namespace oscf;
@@ -37,10 +38,46 @@ constexpr size_t kRecordsPerGather = kAmMaxPayload / sizeof(AmGatherRecord);
 
 }  // namespace
 
+bool oscf_win::Packed::extend_put(const char *local, size_t len, uint64_t offset) {
+    if (!put_open_ || offset != put_next_ || p_.batch_len != put_end_ ||
+        p_.batch_records != put_records_ || p_.am_sent != put_stream_)
+        return false;
+    const size_t total = put_len_ + len;
+    const size_t end = put_at_ + am_record_bytes(total);
+    if (end > kAmMaxPayload) return false;
+    uint8_t *rec = p_.batch.get() + put_at_;
+    std::memcpy(rec + sizeof(AmRecord) + put_len_, local, len);
+    std::memset(rec + sizeof(AmRecord) + total, 0, end - put_at_ - sizeof(AmRecord) - total);
+    const auto count = static_cast<uint32_t>(total);
+    std::memcpy(rec + offsetof(AmRecord, count), &count, sizeof count);
+    p_.batch_len = put_end_ = end;
+    put_len_ = total;
+    put_next_ += len;
+    return true;
+}
+
 int oscf_win::Packed::add(char *local, size_t len, uint64_t offset) {
     if (dir_ == Dir::write) {
         ++win_.stats.puts_batched;
-        return win_.batch_accumulate(p_, local, len, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, offset);
+        if (extend_put(local, len, offset)) return OSCF_OK;
+        int rc = win_.batch_accumulate(p_, local, len, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, offset);
+        // Pieces are at most kPackedSegmentMax, so this was one record, the batch's last.
+        put_open_ = rc == OSCF_OK;
+        put_end_ = p_.batch_len;
+        put_at_ = put_end_ - am_record_bytes(len);
+        put_len_ = len;
+        put_next_ = offset + len;
+        put_records_ = p_.batch_records;
+        put_stream_ = p_.am_sent;
+        return rc;
+    }
+    if (!records_.empty() && records_.back().offset + records_.back().len == offset &&
+        bytes_ + len <= kAmMaxPayload) {
+        records_.back().len += static_cast<uint32_t>(len);
+        places_.emplace_back(local, len);
+        bytes_ += len;
+        ++win_.stats.gets_as_messages;
+        return OSCF_OK;
     }
     if (records_.size() == kRecordsPerGather || bytes_ + len > kAmMaxPayload) {
         int rc = send_gather();

@@ -8,6 +8,8 @@
 //   get: pieces are listed in kAmGather messages of up to kAmMaxPayload bytes each;
 //        the target answers with their bytes back to back, and the reply's completion
 //        copies each to its place here before completing the operation.
+// Pieces that follow each other at the target (a strided origin, a contiguous target)
+// share one record either way: only the target's layout costs records.
 // Pieces above kPackedSegmentMax go as before (fi_write/fi_read): packing them saves
 // no message and costs the target a copy. perf/osc_ddt measures both against moving
 // the same bytes contiguously (perf/README.md has the numbers).
@@ -42,11 +44,19 @@ public:
 
 private:
     int send_gather();
+    bool extend_put(const char *local, size_t len, uint64_t offset);
 
     oscf_win &win_;
     Peer &p_;
     Dir dir_;
     oscf::OpScope &scope_;
+    // put: the record this operation appended last to the target's batch, while it is
+    // still the batch's last (same batch, nothing after it): a piece that continues it
+    // at the target extends it instead of paying a record of its own.
+    size_t put_at_ = 0, put_len_ = 0, put_end_ = 0;
+    uint64_t put_next_ = 0;
+    uint32_t put_records_ = 0, put_stream_ = 0;
+    bool put_open_ = false;
     // get: the pieces of the next kAmGather, and where each one's bytes go here.
     std::vector<oscf::AmGatherRecord> records_;
     std::vector<std::pair<char *, size_t>> places_;

@@ -284,3 +284,40 @@ TEST_CASE("the many small pieces of one put or get travel packed and land in pla
     CHECK(st.gather_messages >= 1);
     CHECK(st.gather_messages <= kPieces * 16 / 16384 + 2);
 }
+
+TEST_CASE("packed pieces that follow each other at the target share one record", "[rma][packed]") {
+    // A strided origin and a contiguous target: only the target's layout costs records,
+    // so 5000 pieces of 4 bytes are 20000 bytes in two batches and two gathers.
+    std::string prov = test_provider();
+    const size_t kPieces = 5000, kLen = 4;
+    size_t sizes[2] = {kPieces * kLen, kPieces * kLen};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    std::memset(t.mem(1), 0, sizes[1]);
+    std::vector<char> src(kPieces * 2 * kLen), back(kPieces * 2 * kLen, 0);
+    fill(src, 5);
+    std::vector<oscf_segment> put(kPieces), get(kPieces);
+    for (size_t i = 0; i < kPieces; ++i) {
+        put[i] = oscf_segment{src.data() + i * 2 * kLen, static_cast<int64_t>(i * kLen), kLen};
+        get[i] = oscf_segment{back.data() + i * 2 * kLen, static_cast<int64_t>(i * kLen), kLen};
+    }
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_putv(t.win[0], 1, put.data(), kPieces, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+    size_t wrong = 0;
+    for (size_t i = 0; i < kPieces; ++i)
+        wrong += std::memcmp(t.mem(1) + i * kLen, src.data() + i * 2 * kLen, kLen) != 0;
+    CHECK(wrong == 0);
+    REQUIRE(oscf_win_getv(t.win[0], 1, get.data(), kPieces, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+    wrong = 0;
+    for (size_t i = 0; i < kPieces; ++i) {
+        wrong += std::memcmp(back.data() + i * 2 * kLen, src.data() + i * 2 * kLen, kLen) != 0;
+        wrong += back[i * 2 * kLen + kLen] != 0;  // the gaps here stay untouched
+    }
+    CHECK(wrong == 0);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    const oscf_win_stats st = t.stats(0);
+    CHECK(st.puts_batched == kPieces);
+    CHECK(st.am_batches <= 2);
+    CHECK(st.gather_messages <= 2);
+}
