@@ -38,70 +38,94 @@ constexpr size_t kRecordsPerGather = kAmMaxPayload / sizeof(AmGatherRecord);
 
 }  // namespace
 
-bool oscf_win::Packed::extend_put(const char *local, size_t len, uint64_t offset) {
-    if (!put_open_ || offset != put_next_ || p_.batch_len != put_end_ ||
-        p_.batch_records != put_records_ || p_.am_sent != put_stream_)
-        return false;
-    const size_t total = put_len_ + len;
-    const size_t end = put_at_ + am_record_bytes(total);
-    if (end > kAmMaxPayload) return false;
-    uint8_t *rec = p_.batch.get() + put_at_;
-    std::memcpy(rec + sizeof(AmRecord) + put_len_, local, len);
-    std::memset(rec + sizeof(AmRecord) + total, 0, end - put_at_ - sizeof(AmRecord) - total);
-    const auto count = static_cast<uint32_t>(total);
-    std::memcpy(rec + offsetof(AmRecord, count), &count, sizeof count);
-    p_.batch_len = put_end_ = end;
-    put_len_ = total;
-    put_next_ += len;
-    return true;
-}
-
 int oscf_win::Packed::add(char *local, size_t len, uint64_t offset) {
-    if (dir_ == Dir::write) {
-        ++win_.stats.puts_batched;
-        if (extend_put(local, len, offset)) return OSCF_OK;
-        int rc = win_.batch_accumulate(p_, local, len, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, offset);
-        // Pieces are at most kPackedSegmentMax, so this was one record, the batch's last.
-        put_open_ = rc == OSCF_OK;
-        put_end_ = p_.batch_len;
-        put_at_ = put_end_ - am_record_bytes(len);
-        put_len_ = len;
-        put_next_ = offset + len;
-        put_records_ = p_.batch_records;
-        put_stream_ = p_.am_sent;
-        return rc;
-    }
-    if (!records_.empty() && records_.back().offset + records_.back().len == offset &&
-        bytes_ + len <= kAmMaxPayload) {
-        records_.back().len += static_cast<uint32_t>(len);
-        places_.emplace_back(local, len);
-        bytes_ += len;
-        ++win_.stats.gets_as_messages;
-        return OSCF_OK;
-    }
-    if (records_.size() == kRecordsPerGather || bytes_ + len > kAmMaxPayload) {
-        int rc = send_gather();
+    // The first piece: what is queued for the target leaves first.
+    if (!started_) {
+        started_ = true;
+        int rc = win_.send_batch(p_);
         if (rc) return rc;
     }
-    records_.push_back(AmGatherRecord{offset, static_cast<uint32_t>(len), 0});
+    return dir_ == Dir::write ? add_put(local, len, offset) : add_get(local, len, offset);
+}
+
+int oscf_win::Packed::add_put(const char *local, size_t len, uint64_t offset) {
+    ++win_.stats.puts_batched;
+    if (!out_) out_ = std::make_unique<uint8_t[]>(kAmMaxPayload);
+    if (records_out_ && offset == last_next_ &&
+        last_at_ + am_record_bytes(last_len_ + len) <= kAmMaxPayload) {
+        // Continues the last record at the target: grow it.
+        uint8_t *rec = out_.get() + last_at_;
+        std::memcpy(rec + sizeof(AmRecord) + last_len_, local, len);
+        last_len_ += len;
+        const auto count = static_cast<uint32_t>(last_len_);
+        std::memcpy(rec + offsetof(AmRecord, count), &count, sizeof count);
+    } else {
+        if (out_len_ + am_record_bytes(len) > kAmMaxPayload) {
+            int rc = send_put();
+            if (rc) return rc;
+        }
+        AmRecord r{};
+        r.offset = offset;
+        r.count = static_cast<uint32_t>(len);
+        r.type = OSCF_TYPE_UINT8;
+        r.op = OSCF_OP_REPLACE;
+        last_at_ = out_len_;
+        last_len_ = len;
+        std::memcpy(out_.get() + last_at_, &r, sizeof r);
+        std::memcpy(out_.get() + last_at_ + sizeof r, local, len);
+        ++records_out_;
+    }
+    last_next_ = offset + len;
+    // The padding to the next record travels too: never send stale heap bytes.
+    const size_t end = last_at_ + am_record_bytes(last_len_);
+    const size_t data_end = last_at_ + sizeof(AmRecord) + last_len_;
+    std::memset(out_.get() + data_end, 0, end - data_end);
+    out_len_ = end;
+    return OSCF_OK;
+}
+
+int oscf_win::Packed::add_get(char *local, size_t len, uint64_t offset) {
+    ++win_.stats.gets_as_messages;
+    if (!records_.empty() && records_.back().offset + records_.back().len == offset &&
+        bytes_ + len <= kAmMaxPayload) {
+        records_.back().len += static_cast<uint32_t>(len);  // continues the last record
+    } else {
+        if (records_.size() == kRecordsPerGather || bytes_ + len > kAmMaxPayload) {
+            int rc = send_gather();
+            if (rc) return rc;
+        }
+        records_.push_back(AmGatherRecord{offset, static_cast<uint32_t>(len), 0});
+    }
     places_.emplace_back(local, len);
     bytes_ += len;
-    ++win_.stats.gets_as_messages;
     return OSCF_OK;
+}
+
+int oscf_win::Packed::send() { return dir_ == Dir::write ? send_put() : send_gather(); }
+
+int oscf_win::Packed::send_put() {
+    if (records_out_ == 0) return OSCF_OK;
+    AmHeader h = win_.am_request(p_, kAmBatch, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, 0, records_out_, 0);
+    h.token = win_.eng_.am->new_request(scope_.context(), nullptr, 0);
+    scope_.on_post();
+    ++win_.stats.am_batches;
+    const size_t len = out_len_;
+    out_len_ = 0;
+    records_out_ = 0;
+    int rc = win_.eng_.am->send(p_.addr, h, out_.get(), len);
+    if (rc) scope_.context()->complete(rc, 0);  // no reply will come
+    return rc;
 }
 
 int oscf_win::Packed::send_gather() {
     if (records_.empty()) return OSCF_OK;
-    // Anything queued for the target (our lock request among it) leaves first.
-    int rc = win_.send_batch(p_);
-    if (rc) return rc;
     auto *reply = new GatherReply(std::move(places_), bytes_, scope_.context());
     AmHeader h = win_.am_request(p_, kAmGather, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, kAmFetch,
                                  static_cast<uint32_t>(records_.size()), 0);
     h.token = win_.eng_.am->new_request(reply, reply->data(), bytes_);
     scope_.on_post();
     ++win_.stats.gather_messages;
-    rc = win_.eng_.am->send(p_.addr, h, records_.data(), records_.size() * sizeof(AmGatherRecord));
+    int rc = win_.eng_.am->send(p_.addr, h, records_.data(), records_.size() * sizeof(AmGatherRecord));
     records_.clear();
     places_.clear();
     bytes_ = 0;

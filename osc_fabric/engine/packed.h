@@ -2,17 +2,19 @@
 // pieces contiguous on both sides, osc_fabric_datatype.c) travel packed: posting one
 // fabric operation per piece costs a message or a system call each, whatever its size,
 // and a vector of 4-byte blocks is hundreds of thousands of pieces.
-//   put: each piece joins the target's batch (accumulate_batch.cpp) as a byte REPLACE
-//        record, so up to kAmMaxPayload of them leave as one kAmBatch message, applied
-//        by the target's engine in order and completed by the next flush;
+//   put: pieces become byte REPLACE records (AmRecord) of kAmBatch messages of up to
+//        kAmMaxPayload bytes, which the target's engine applies in order;
 //   get: pieces are listed in kAmGather messages of up to kAmMaxPayload bytes each;
 //        the target answers with their bytes back to back, and the reply's completion
-//        copies each to its place here before completing the operation.
-// Pieces that follow each other at the target (a strided origin, a contiguous target)
-// share one record either way: only the target's layout costs records.
+//        copies each to its place here.
+// Each message is one part of the operation (OpScope), so a request-based put or get
+// completes with its last reply, like any other. Pieces that follow each other at the
+// target (a strided origin, a contiguous target) share one record: only the target's
+// layout costs records. Anything queued for the target (our lock request among it)
+// leaves before the first message, keeping program order at the target.
 // Pieces above kPackedSegmentMax go as before (fi_write/fi_read): packing them saves
 // no message and costs the target a copy. perf/osc_ddt measures both against moving
-// the same bytes contiguously (perf/README.md has the numbers).
+// the same bytes contiguously (perf/README.md has the numbers behind the limit).
 #pragma once
 
 #include <memory>
@@ -30,33 +32,33 @@ public:
     Packed(const Packed &) = delete;
     Packed &operator=(const Packed &) = delete;
 
-    // Worth it for an operation of n pieces? Ourselves: pieces are memory copies
-    // already. A request-based put: a batch completes on the target's counter, not on
-    // the request, so its pieces go one by one.
-    bool wanted(size_t n, bool self) const {
-        return n > 1 && !self && (dir_ == Dir::read || !scope_.has_request());
-    }
+    // Worth it for an operation of n pieces? Not to ourselves: those pieces are memory
+    // copies already.
+    static bool wanted(size_t n, bool self) { return n > 1 && !self; }
     bool takes(size_t len) const { return len <= kPackedSegmentMax; }
     // One piece: len bytes at local, at offset (AmHeader::offset) in the target.
     int add(char *local, size_t len, uint64_t offset);
-    // After the last piece: sends what a get still holds.
-    int finish() { return send_gather(); }
+    // After the last piece: sends what is still held.
+    int finish() { return send(); }
 
 private:
+    int add_put(const char *local, size_t len, uint64_t offset);
+    int add_get(char *local, size_t len, uint64_t offset);
+    int send();
+    int send_put();
     int send_gather();
-    bool extend_put(const char *local, size_t len, uint64_t offset);
 
     oscf_win &win_;
     Peer &p_;
     Dir dir_;
     oscf::OpScope &scope_;
-    // put: the record this operation appended last to the target's batch, while it is
-    // still the batch's last (same batch, nothing after it): a piece that continues it
-    // at the target extends it instead of paying a record of its own.
-    size_t put_at_ = 0, put_len_ = 0, put_end_ = 0;
-    uint64_t put_next_ = 0;
-    uint32_t put_records_ = 0, put_stream_ = 0;
-    bool put_open_ = false;
+    bool started_ = false;  // a piece was added
+    // put: the next kAmBatch's payload, and its last record (offset in it, data bytes,
+    // where at the target its next byte would go).
+    std::unique_ptr<uint8_t[]> out_;
+    size_t out_len_ = 0, last_at_ = 0, last_len_ = 0;
+    uint64_t last_next_ = 0;
+    uint32_t records_out_ = 0;
     // get: the pieces of the next kAmGather, and where each one's bytes go here.
     std::vector<oscf::AmGatherRecord> records_;
     std::vector<std::pair<char *, size_t>> places_;

@@ -83,7 +83,7 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
     if (rc) return rc;
     OpScope scope(peers_[static_cast<size_t>(target)].ops, notify);
     Packed packed(*this, peers_[static_cast<size_t>(target)], dir, scope);
-    Packed *pk = packed.wanted(n, target == rank_) ? &packed : nullptr;
+    Packed *pk = Packed::wanted(n, target == rank_) ? &packed : nullptr;
     for (size_t i = 0; i < n && rc == OSCF_OK; ++i)
         rc = transfer(lk, dir, target, segs[i].origin, segs[i].len, disp, segs[i].target_offset, scope, pk);
     if (rc == OSCF_OK && pk) rc = pk->finish();

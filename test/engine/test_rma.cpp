@@ -252,9 +252,14 @@ TEST_CASE("the many small pieces of one put or get travel packed and land in pla
         put[i] = oscf_segment{src.data() + i * 2 * kLen, static_cast<int64_t>(i * 3 * kLen), kLen};
         get[i] = oscf_segment{back.data() + i * 2 * kLen, static_cast<int64_t>(i * 3 * kLen), kLen};
     }
+    // Both as requests, so their own completions must cover every message.
+    bool put_done = false, done = false;
+    auto set = [](void *arg, int status) { *static_cast<bool *>(arg) = status == OSCF_OK; };
+    oscf_notify pn{set, &put_done}, n{set, &done};
     REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
-    REQUIRE(oscf_win_putv(t.win[0], 1, put.data(), kPieces, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_putv(t.win[0], 1, put.data(), kPieces, 0, &pn) == OSCF_OK);
     REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+    CHECK(put_done);
     size_t wrong = 0;
     for (size_t i = 0; i < kPieces * 3 * kLen; ++i) {
         const size_t piece = i / (3 * kLen), in = i % (3 * kLen);
@@ -262,9 +267,6 @@ TEST_CASE("the many small pieces of one put or get travel packed and land in pla
         wrong += t.mem(1)[i] != want;
     }
     CHECK(wrong == 0);
-    // As a request, so its own completion covers every gather reply.
-    bool done = false;
-    oscf_notify n{[](void *arg, int status) { *static_cast<bool *>(arg) = status == OSCF_OK; }, &done};
     REQUIRE(oscf_win_getv(t.win[0], 1, get.data(), kPieces, 0, &n) == OSCF_OK);
     REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
     CHECK(done);
