@@ -195,12 +195,6 @@ int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
     });
 }
 
-int oscf_win_in_passive_epoch(const oscf_win *win, int target) {
-    if (!win) return 0;
-    Guard lk(win->engine().progress->mutex());
-    return win->in_passive_epoch(target);
-}
-
 int oscf_win_fence(oscf_win *win, int assert_bits) {
     return with_window(__func__, win,
                        [&](oscf_win &w, Guard &lk) { return w.fence(lk, assert_bits); });
@@ -270,13 +264,11 @@ int oscf_win_sync(oscf_win *win) {
 
 int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out) {
     if (!win || !out) return OSCF_ERR_ARG;
+    // The engine lock, as the header promises: the progress thread updates them.
+    Guard lk(win->engine().progress->mutex());
     *out = win->stats;
     return OSCF_OK;
 }
-
-}  // extern "C"
-
-extern "C" {
 
 size_t oscf_type_size(oscf_type type) { return valid_type(type) ? type_size(type) : 0; }
 
@@ -305,10 +297,6 @@ int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, con
         return w.compare_and_swap(lk, target, origin, compare, result, type, disp, offset);
     });
 }
-
-}  // extern "C"
-
-extern "C" {
 
 int oscf_engine_registration_stats(uint64_t *count, uint64_t *bytes) {
     if (!count || !bytes) return OSCF_ERR_ARG;
