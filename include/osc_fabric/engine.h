@@ -155,7 +155,8 @@ int oscf_win_connect(oscf_win *win, const void *blobs);
 int oscf_win_free_begin(oscf_win *win);
 int oscf_win_destroy(oscf_win *win);
 
-/* Request-based operations pass a notify: the engine calls fn(arg, status) exactly once,
+/* Request-based operations pass a notify (allowed only in passive-target epochs, else
+ * OSCF_ERR_RMA_SYNC): the engine calls fn(arg, status) exactly once,
  * from inside its progress, when every part of the operation is complete (a put at the
  * target; a get or fetching accumulate with its data here) -- possibly before the call
  * returns. When the call itself returns an error, fn is never called. */
@@ -190,9 +191,6 @@ int oscf_win_putv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
                   int64_t target_disp, const oscf_notify *notify);
 int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
                   int64_t target_disp, const oscf_notify *notify);
-/* True while a passive-target epoch (lock or lock_all) is open: request-based
- * operations are allowed only then. */
-int oscf_win_in_passive_epoch(const oscf_win *win, int target);
 
 /* ---- accumulate family --------------------------------------------------------- */
 

@@ -140,6 +140,7 @@ int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, si
     if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type))
         return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
     int rc = check_target(target);
+    if (!rc && notify) rc = check_request_epoch(target, "accumulate");
     if (rc) return rc;
     OpScope scope(peers_[static_cast<size_t>(target)].acc, notify);
     // Nothing to move is still an access: it must be inside an epoch, and a request

@@ -1,8 +1,9 @@
 // Which calls are allowed when. An origin may access a target inside a fence epoch
 // (after a fence not asserting MPI_MODE_NOSUCCEED), inside an MPI_Win_start epoch whose
-// group holds the target, under MPI_Win_lock of that target, or under MPI_Win_lock_all. Anything else is MPI_ERR_RMA_SYNC. A fence epoch in which
-// this process issued nothing may be ended by a lock call: the common "fence to set up,
-// then lock" program does that, and nothing can be pending.
+// group holds the target, under MPI_Win_lock of that target, or under MPI_Win_lock_all;
+// request-based operations only under the last two. Anything else is MPI_ERR_RMA_SYNC.
+// A fence epoch in which this process issued nothing may be ended by a lock call: the
+// common "fence to set up, then lock" program does that, and nothing can be pending.
 #include "window.h"
 
 using namespace oscf;
@@ -38,6 +39,20 @@ int oscf_win::begin_access(Guard &, int target, const char *what) {
     // lock_all holds rank 0's gate, which keeps every exclusive lock away (lock.cpp).
     if (lock_all_) return OSCF_OK;
     return usage_error(OSCF_ERR_RMA_SYNC, "%s to rank %d outside an access epoch", what, target);
+}
+
+bool oscf_win::in_passive_epoch(int target) const {
+    if (lock_all_) return true;
+    if (target < 0 || target >= size_) return false;
+    return peers_[static_cast<size_t>(target)].lock != LockMode::none;
+}
+
+// MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate: the standard allows them
+// only in passive-target epochs (lock or lock_all).
+int oscf_win::check_request_epoch(int target, const char *what) const {
+    if (in_passive_epoch(target)) return OSCF_OK;
+    return usage_error(OSCF_ERR_RMA_SYNC, "request-based %s to rank %d outside a passive-target epoch",
+                       what, target);
 }
 
 int oscf_win::fence(Guard &lk, int assert_bits) {

@@ -32,12 +32,6 @@ int oscf_win::finish(Guard &lk, OpScope &scope, int rc) {
     return scope.finish(rc, [&](auto done) { progress().wait_until(lk, done); });
 }
 
-bool oscf_win::in_passive_epoch(int target) const {
-    if (lock_all_) return true;
-    if (target < 0 || target >= size_) return false;
-    return peers_[static_cast<size_t>(target)].lock != LockMode::none;
-}
-
 int oscf_win::flush(Guard &lk, int target) {
     if (target < 0) {
         if (!lock_all_ && !locks_held_)

@@ -80,6 +80,7 @@ int oscf_win::get(Guard &lk, int target, const oscf_segment *segs, size_t n, int
 int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
                            int64_t disp, const oscf_notify *notify) {
     int rc = check_target(target);
+    if (!rc && notify) rc = check_request_epoch(target, dir == Dir::write ? "put" : "get");
     if (rc) return rc;
     OpScope scope(peers_[static_cast<size_t>(target)].ops, notify);
     Packed packed(*this, peers_[static_cast<size_t>(target)], dir, scope);

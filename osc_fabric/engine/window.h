@@ -63,7 +63,6 @@ struct oscf_win {
             const oscf_notify *notify);
     int get(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
             const oscf_notify *notify);
-    bool in_passive_epoch(int target) const;
 
     // accumulate.cpp
     int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
@@ -126,6 +125,8 @@ private:
 
     // epoch.cpp
     int check_target(int target) const;
+    bool in_passive_epoch(int target) const;
+    int check_request_epoch(int target, const char *what) const;
     int begin_access(Guard &lk, int target, const char *what);
     int close_idle_fence(const char *what);
 

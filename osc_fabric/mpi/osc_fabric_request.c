@@ -57,13 +57,10 @@ static void request_done(void *arg, int status)
     release_one(req);
 }
 
-int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op,
+int ompi_osc_fabric_request_start(int target, ompi_osc_fabric_op_fn op,
                                   void *op_arg, struct ompi_request_t **request)
 {
-    /* The standard allows request-based RMA only in passive-target epochs. */
-    if (MPI_PROC_NULL != target && !oscf_win_in_passive_epoch(ompi_osc_fabric_win(win), target)) {
-        return OMPI_ERR_RMA_SYNC;
-    }
+    /* The engine refuses one outside a passive-target epoch (its epoch rules). */
     ompi_osc_fabric_request_t *req = OBJ_NEW(ompi_osc_fabric_request_t);
     if (NULL == req) return OMPI_ERR_OUT_OF_RESOURCE;
     OMPI_REQUEST_INIT(&req->super, false);

@@ -18,6 +18,18 @@ TEST_CASE("RMA outside any epoch is a synchronization error", "[sync][errors]") 
     CHECK(oscf_win_unlock(t.win[0], 1) == OSCF_ERR_RMA_SYNC);
     CHECK(oscf_win_unlock_all(t.win[0]) == OSCF_ERR_RMA_SYNC);
     CHECK(oscf_win_lock(t.win[0], 2, 0, 0) == OSCF_ERR_RANK);
+    // Request-based operations only in passive-target epochs: not in a fence epoch.
+    bool called = false;
+    oscf_notify n{[](void *arg, int) { *static_cast<bool *>(arg) = true; }, &called};
+    oscf_segment seg{b, 0, 8};
+    REQUIRE(oscf_win_fence(t.win[0], 0) == OSCF_OK);
+    CHECK(oscf_win_putv(t.win[0], 1, &seg, 1, 0, &n) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_getv(t.win[0], 1, &seg, 1, 0, &n) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_accumulate(t.win[0], 1, b, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, &n) ==
+          OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_putv(t.win[0], 1, &seg, 1, 0, nullptr) == OSCF_OK);  // without: allowed
+    REQUIRE(oscf_win_fence(t.win[0], OSCF_MODE_NOSUCCEED) == OSCF_OK);
+    CHECK_FALSE(called);  // no callback after an error return
 }
 
 TEST_CASE("fence opens an epoch that NOSUCCEED closes", "[sync][fence]") {
