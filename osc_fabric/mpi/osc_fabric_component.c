@@ -5,10 +5,10 @@
  */
 #include "osc_fabric.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi.h"
 #include "ompi/group/group.h"
@@ -190,17 +190,17 @@ static int component_finalize(void)
     return OMPI_SUCCESS;
 }
 
-/* More processes of this job on this node than CPUs this process may run on: Open
- * MPI's own verdict (mpirun sets mpi_yield_when_idle when it oversubscribes), or the
- * local size mpirun exports against the CPU affinity mask, for --bind-to none runs it
- * did not count as oversubscribed. */
+/* More processes of this job on this node than CPUs to run them: Open MPI's own
+ * verdict (mpirun sets mpi_yield_when_idle when it places more processes than slots),
+ * or the local size mpirun exports against the node's online CPUs, for jobs it did not
+ * count as oversubscribed. Not this process's affinity mask: mpirun binds each of two
+ * processes to a core of its own, and one CPU each is not oversubscription. */
 static bool node_oversubscribed(void)
 {
     if (opal_progress_yield_when_idle) return true;
     const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    cpu_set_t set;
-    if (NULL == local || 0 != sched_getaffinity(0, sizeof set, &set)) return false;
-    return atoi(local) > CPU_COUNT(&set);
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return NULL != local && cpus > 0 && atol(local) > cpus;
 }
 
 /* Opens the engine once; a failure is remembered so every later query declines fast. */
