@@ -65,66 +65,72 @@ T wrap_mul(T a, T b) {
     return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
 
-template <class T>
-void reduce_integer(oscf_op op, T *t, const T *o, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-        switch (op) {
-        case OSCF_OP_SUM: t[i] = wrap_add(t[i], o[i]); break;
-        case OSCF_OP_PROD: t[i] = wrap_mul(t[i], o[i]); break;
-        case OSCF_OP_MIN: t[i] = o[i] < t[i] ? o[i] : t[i]; break;
-        case OSCF_OP_MAX: t[i] = o[i] > t[i] ? o[i] : t[i]; break;
-        case OSCF_OP_LAND: t[i] = (t[i] && o[i]); break;
-        case OSCF_OP_LOR: t[i] = (t[i] || o[i]); break;
-        case OSCF_OP_LXOR: t[i] = (!t[i] != !o[i]); break;
-        case OSCF_OP_BAND: t[i] = static_cast<T>(t[i] & o[i]); break;
-        case OSCF_OP_BOR: t[i] = static_cast<T>(t[i] | o[i]); break;
-        case OSCF_OP_BXOR: t[i] = static_cast<T>(t[i] ^ o[i]); break;
-        case OSCF_OP_REPLACE: t[i] = o[i]; break;
-        default: return;
-        }
+// Every element goes through a copy: the operands need not be aligned for T (records
+// in a batch are 8-byte aligned, and a window's user may place a long double pair at
+// any displacement), and vector loads of a misaligned pair fault.
+template <class T, class F>
+void each_element(void *target, const void *origin, size_t n, F f) {
+    auto *t = static_cast<char *>(target);
+    const auto *o = static_cast<const char *>(origin);
+    for (size_t i = 0; i < n; ++i, t += sizeof(T), o += sizeof(T)) {
+        T tv, ov;
+        std::memcpy(&tv, t, sizeof tv);
+        std::memcpy(&ov, o, sizeof ov);
+        f(tv, ov);
+        std::memcpy(t, &tv, sizeof tv);
     }
 }
 
 template <class T>
-void reduce_floating(oscf_op op, T *t, const T *o, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
+void reduce_integer(oscf_op op, void *target, const void *origin, size_t n) {
+    each_element<T>(target, origin, n, [op](T &t, const T &o) {
         switch (op) {
-        case OSCF_OP_SUM: t[i] += o[i]; break;
-        case OSCF_OP_PROD: t[i] *= o[i]; break;
-        case OSCF_OP_MIN: t[i] = o[i] < t[i] ? o[i] : t[i]; break;
-        case OSCF_OP_MAX: t[i] = o[i] > t[i] ? o[i] : t[i]; break;
-        case OSCF_OP_REPLACE: t[i] = o[i]; break;
-        default: return;
+        case OSCF_OP_SUM: t = wrap_add(t, o); break;
+        case OSCF_OP_PROD: t = wrap_mul(t, o); break;
+        case OSCF_OP_MIN: t = o < t ? o : t; break;
+        case OSCF_OP_MAX: t = o > t ? o : t; break;
+        case OSCF_OP_LAND: t = (t && o); break;
+        case OSCF_OP_LOR: t = (t || o); break;
+        case OSCF_OP_LXOR: t = (!t != !o); break;
+        case OSCF_OP_BAND: t = static_cast<T>(t & o); break;
+        case OSCF_OP_BOR: t = static_cast<T>(t | o); break;
+        case OSCF_OP_BXOR: t = static_cast<T>(t ^ o); break;
+        default: break;
         }
-    }
+    });
 }
 
 template <class T>
-void reduce_complex(oscf_op op, T *t, const T *o, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
+void reduce_floating(oscf_op op, void *target, const void *origin, size_t n) {
+    each_element<T>(target, origin, n, [op](T &t, const T &o) {
         switch (op) {
-        case OSCF_OP_SUM: t[i] += o[i]; break;
-        case OSCF_OP_PROD: t[i] *= o[i]; break;
-        case OSCF_OP_REPLACE: t[i] = o[i]; break;
-        default: return;
+        case OSCF_OP_SUM: t += o; break;
+        case OSCF_OP_PROD: t *= o; break;
+        case OSCF_OP_MIN: t = o < t ? o : t; break;
+        case OSCF_OP_MAX: t = o > t ? o : t; break;
+        default: break;
         }
-    }
+    });
+}
+
+template <class T>
+void reduce_complex(oscf_op op, void *target, const void *origin, size_t n) {
+    each_element<T>(target, origin, n, [op](T &t, const T &o) {
+        if (op == OSCF_OP_SUM) t += o;
+        else if (op == OSCF_OP_PROD) t *= o;
+    });
 }
 
 // MINLOC/MAXLOC keep the better value; on a tie, the smaller index (MPI's definition).
 template <class P>
-void reduce_pair(oscf_op op, P *t, const P *o, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-        if (op == OSCF_OP_REPLACE) {
-            t[i] = o[i];
-            continue;
-        }
-        bool better = op == OSCF_OP_MINLOC ? o[i].value < t[i].value : o[i].value > t[i].value;
+void reduce_pair(oscf_op op, void *target, const void *origin, size_t n) {
+    each_element<P>(target, origin, n, [op](P &t, const P &o) {
+        bool better = op == OSCF_OP_MINLOC ? o.value < t.value : o.value > t.value;
         if (better)
-            t[i] = o[i];
-        else if (o[i].value == t[i].value && o[i].index < t[i].index)
-            t[i].index = o[i].index;
-    }
+            t = o;
+        else if (o.value == t.value && o.index < t.index)
+            t.index = o.index;
+    });
 }
 
 template <class T>
@@ -172,28 +178,28 @@ void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, 
         return;
     }
     switch (t) {
-    case OSCF_TYPE_INT8: return reduce_integer(op, static_cast<int8_t *>(target), static_cast<const int8_t *>(origin), n);
+    case OSCF_TYPE_INT8: return reduce_integer<int8_t>(op, target, origin, n);
     case OSCF_TYPE_UINT8:
     case OSCF_TYPE_BYTE:
-    case OSCF_TYPE_BOOL: return reduce_integer(op, static_cast<uint8_t *>(target), static_cast<const uint8_t *>(origin), n);
-    case OSCF_TYPE_INT16: return reduce_integer(op, static_cast<int16_t *>(target), static_cast<const int16_t *>(origin), n);
-    case OSCF_TYPE_UINT16: return reduce_integer(op, static_cast<uint16_t *>(target), static_cast<const uint16_t *>(origin), n);
-    case OSCF_TYPE_INT32: return reduce_integer(op, static_cast<int32_t *>(target), static_cast<const int32_t *>(origin), n);
-    case OSCF_TYPE_UINT32: return reduce_integer(op, static_cast<uint32_t *>(target), static_cast<const uint32_t *>(origin), n);
-    case OSCF_TYPE_INT64: return reduce_integer(op, static_cast<int64_t *>(target), static_cast<const int64_t *>(origin), n);
-    case OSCF_TYPE_UINT64: return reduce_integer(op, static_cast<uint64_t *>(target), static_cast<const uint64_t *>(origin), n);
-    case OSCF_TYPE_FLOAT: return reduce_floating(op, static_cast<float *>(target), static_cast<const float *>(origin), n);
-    case OSCF_TYPE_DOUBLE: return reduce_floating(op, static_cast<double *>(target), static_cast<const double *>(origin), n);
-    case OSCF_TYPE_LONG_DOUBLE: return reduce_floating(op, static_cast<long double *>(target), static_cast<const long double *>(origin), n);
-    case OSCF_TYPE_FLOAT_COMPLEX: return reduce_complex(op, static_cast<std::complex<float> *>(target), static_cast<const std::complex<float> *>(origin), n);
-    case OSCF_TYPE_DOUBLE_COMPLEX: return reduce_complex(op, static_cast<std::complex<double> *>(target), static_cast<const std::complex<double> *>(origin), n);
-    case OSCF_TYPE_LONG_DOUBLE_COMPLEX: return reduce_complex(op, static_cast<std::complex<long double> *>(target), static_cast<const std::complex<long double> *>(origin), n);
-    case OSCF_TYPE_FLOAT_INT: return reduce_pair(op, static_cast<Pair<float> *>(target), static_cast<const Pair<float> *>(origin), n);
-    case OSCF_TYPE_DOUBLE_INT: return reduce_pair(op, static_cast<Pair<double> *>(target), static_cast<const Pair<double> *>(origin), n);
-    case OSCF_TYPE_LONG_INT: return reduce_pair(op, static_cast<Pair<long> *>(target), static_cast<const Pair<long> *>(origin), n);
-    case OSCF_TYPE_2INT: return reduce_pair(op, static_cast<Pair<int> *>(target), static_cast<const Pair<int> *>(origin), n);
-    case OSCF_TYPE_SHORT_INT: return reduce_pair(op, static_cast<ShortInt *>(target), static_cast<const ShortInt *>(origin), n);
-    case OSCF_TYPE_LONG_DOUBLE_INT: return reduce_pair(op, static_cast<Pair<long double> *>(target), static_cast<const Pair<long double> *>(origin), n);
+    case OSCF_TYPE_BOOL: return reduce_integer<uint8_t>(op, target, origin, n);
+    case OSCF_TYPE_INT16: return reduce_integer<int16_t>(op, target, origin, n);
+    case OSCF_TYPE_UINT16: return reduce_integer<uint16_t>(op, target, origin, n);
+    case OSCF_TYPE_INT32: return reduce_integer<int32_t>(op, target, origin, n);
+    case OSCF_TYPE_UINT32: return reduce_integer<uint32_t>(op, target, origin, n);
+    case OSCF_TYPE_INT64: return reduce_integer<int64_t>(op, target, origin, n);
+    case OSCF_TYPE_UINT64: return reduce_integer<uint64_t>(op, target, origin, n);
+    case OSCF_TYPE_FLOAT: return reduce_floating<float>(op, target, origin, n);
+    case OSCF_TYPE_DOUBLE: return reduce_floating<double>(op, target, origin, n);
+    case OSCF_TYPE_LONG_DOUBLE: return reduce_floating<long double>(op, target, origin, n);
+    case OSCF_TYPE_FLOAT_COMPLEX: return reduce_complex<std::complex<float>>(op, target, origin, n);
+    case OSCF_TYPE_DOUBLE_COMPLEX: return reduce_complex<std::complex<double>>(op, target, origin, n);
+    case OSCF_TYPE_LONG_DOUBLE_COMPLEX: return reduce_complex<std::complex<long double>>(op, target, origin, n);
+    case OSCF_TYPE_FLOAT_INT: return reduce_pair<Pair<float>>(op, target, origin, n);
+    case OSCF_TYPE_DOUBLE_INT: return reduce_pair<Pair<double>>(op, target, origin, n);
+    case OSCF_TYPE_LONG_INT: return reduce_pair<Pair<long>>(op, target, origin, n);
+    case OSCF_TYPE_2INT: return reduce_pair<Pair<int>>(op, target, origin, n);
+    case OSCF_TYPE_SHORT_INT: return reduce_pair<ShortInt>(op, target, origin, n);
+    case OSCF_TYPE_LONG_DOUBLE_INT: return reduce_pair<Pair<long double>>(op, target, origin, n);
     case OSCF_TYPE_COUNT: return;
     }
 }
