@@ -257,9 +257,9 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
 
 char *oscf_win::am_target(bool state_word, uint64_t offset, size_t bytes) {
     // Lock words (lock.cpp) live in WindowState; everything else in window memory, or
-    // for a dynamic window at an address inside an attached region.
+    // for a dynamic window at addresses covered by attached regions.
     if (!state_word && flavor_ == OSCF_FLAVOR_DYNAMIC)
-        return local_region(offset, bytes) ? reinterpret_cast<char *>(offset) : nullptr;
+        return attached_here(offset, bytes) ? reinterpret_cast<char *>(offset) : nullptr;
     char *base = state_word ? reinterpret_cast<char *>(state_.get()) : static_cast<char *>(base_);
     const size_t limit = state_word ? sizeof(WindowState) : bytes_;
     if (offset > limit || bytes > limit - offset) return nullptr;

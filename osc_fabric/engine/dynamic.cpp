@@ -42,10 +42,13 @@ static const R *first_of_run(const std::vector<R> &regions, uint64_t addr, size_
     return &*it;
 }
 
-const oscf_win::LocalRegion *oscf_win::local_region(uint64_t addr, size_t len) const {
-    for (const LocalRegion &r : regions_)
-        if (addr >= r.base && len <= r.size && addr - r.base <= r.size - len) return &r;
-    return nullptr;
+// An origin splits an access at region boundaries, but the records it packs (packed.h)
+// may join pieces of regions attached back to back, so a run of them counts here too.
+bool oscf_win::attached_here(uint64_t addr, size_t len) const {
+    if (len == 0) return true;  // touches nothing
+    if (addr + len < addr) return false;
+    size_t span;
+    return first_of_run(regions_, addr, len, &span) != nullptr;
 }
 
 // Writes the region list into the current table (growing it first if needed), with the

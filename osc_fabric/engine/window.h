@@ -190,7 +190,7 @@ private:
     int resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what, Where *w);
     int refresh_regions(Guard &lk, Peer &p);
     int read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t addr, uint64_t key);
-    const LocalRegion *local_region(uint64_t addr, size_t len) const;
+    bool attached_here(uint64_t addr, size_t len) const;  // every byte, in one or more regions
 
     // rma.cpp
     // Byte offset of an access into a window of `size` bytes, or OSCF_ERR_RMA_RANGE.
