@@ -6,11 +6,12 @@
 // doubling; an outgrown table stays registered until the window is freed, so an origin
 // reading an old location still reads a consistent (if stale) copy and retries.
 //
-// A cached region may have been detached since (an erroneous access in MPI terms). Where
-// the provider rejects a stale key that surfaces as an error from the fabric; shm does
-// not (libfabric 1.17: the write to a detached, unmapped region never completes). There
-// an origin checks the owner's table generation, one 8-byte read, the first time it
-// uses its cache in each access epoch, and a stale entry becomes MPI_ERR_RMA_RANGE.
+// A cached region may have been detached since (an erroneous access in MPI terms). No
+// provider here makes a stale key a plain error: with libfabric 1.17 shm's write to a
+// detached, unmapped region never completes, and tcp;ofi_rxm fails it by dropping the
+// connection, failing everything else in flight to that peer. So an origin checks the
+// owner's table generation, one 8-byte read, the first time it uses its cache in each
+// access epoch, and a stale entry becomes MPI_ERR_RMA_RANGE at the call.
 
 #include <algorithm>
 #include <cstring>
@@ -172,7 +173,7 @@ int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, 
     }
     Peer &p = peers_[static_cast<size_t>(target)];
     auto find = [&]() { return first_of_run(p.regions, addr, len, &w->span); };
-    if (!fab().limits().rejects_stale_keys && p.regions_checked_epoch != access_epoch_) {
+    if (p.regions_checked_epoch != access_epoch_) {
         uint64_t gen = 0;
         int rc = read_remote(lk, p, &gen, sizeof gen,
                              p.state_base + offsetof(WindowState, reserved) + 8 * kTableGenerationWord,

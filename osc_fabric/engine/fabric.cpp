@@ -225,7 +225,6 @@ int Fabric::setup(info_ptr info) {
     // libfabric 1.17's shm serves every fi_read with CMA: perf shows the syscall and its
     // page walk costing more than our message round trip (perf/README.md).
     limits_.reads_by_syscall = provider_ == "shm";
-    limits_.rejects_stale_keys = provider_ != "shm";
     return OSCF_OK;
 }
 

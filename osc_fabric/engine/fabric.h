@@ -38,9 +38,6 @@ struct ProviderLimits {
     // True where fi_read costs the origin a system call (shm reads with
     // process_vm_readv): a small get is then cheaper as an active message.
     bool reads_by_syscall = false;
-    // False where RMA with the key of a closed registration is not reported as an
-    // error (shm: it never completes), so caches of remote keys must be revalidated.
-    bool rejects_stale_keys = true;
 };
 
 class Fabric {

@@ -154,7 +154,7 @@ int ompi_osc_fabric_subscribe_info(struct ompi_win_t *win, ompi_osc_fabric_modul
  * MPI request (the engine refuses one outside a passive-target epoch). op returns an OMPI
  * code and passes notify to the engine. */
 typedef int (*ompi_osc_fabric_op_fn)(void *op_arg, const oscf_notify *notify);
-int ompi_osc_fabric_request_start(int target, ompi_osc_fabric_op_fn op,
+int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op,
                                   void *op_arg, struct ompi_request_t **request);
 
 /* _datatype.c: (buffer, count, datatype) as contiguous pieces, in order. */

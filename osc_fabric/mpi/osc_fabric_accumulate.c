@@ -303,12 +303,12 @@ static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t
                        .op = OSCF_OP_NO_OP, .target_disp = target_disp, .n = 0};
         a.segs = a.inline_segs;
         return NULL == request ? run(&a, NULL)
-                               : ompi_osc_fabric_request_start(target, run, &a, request);
+                               : ompi_osc_fabric_request_start(win, target, run, &a, request);
     }
     int rc = prepare(&a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
                      target, target_disp, target_count, target_dt, op, win);
     if (OMPI_SUCCESS != rc) return rc;
-    rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(target, run, &a, request);
+    rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
     release(&a);
     return rc;
 }

@@ -77,7 +77,7 @@ static int move(bool is_put, const void *origin_addr, int origin_count,
     int rc = prepare(&a, is_put, origin_addr, origin_count, origin_dt, target, target_disp,
                      target_count, target_dt, win);
     if (OMPI_SUCCESS != rc) return rc;
-    rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(target, run, &a, request);
+    rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
     release(&a);
     return rc;
 }

@@ -57,7 +57,7 @@ static void request_done(void *arg, int status)
     release_one(req);
 }
 
-int ompi_osc_fabric_request_start(int target, ompi_osc_fabric_op_fn op,
+int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op,
                                   void *op_arg, struct ompi_request_t **request)
 {
     /* The engine refuses one outside a passive-target epoch (its epoch rules). */
@@ -68,6 +68,8 @@ int ompi_osc_fabric_request_start(int target, ompi_osc_fabric_op_fn op,
     req->super.req_free = request_free;
     req->super.req_cancel = request_cancel;
     req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    /* A request that fails is reported through its window's error handler. */
+    req->super.req_mpi_object.win = win;
     req->owners = 2;
     oscf_notify notify = {.fn = request_done, .arg = req};
     int rc = MPI_PROC_NULL == target ? OMPI_SUCCESS : op(op_arg, &notify);

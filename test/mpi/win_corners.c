@@ -15,6 +15,11 @@
  *             that is not attached stay MPI_ERR_RMA_RANGE.
  *   shared0:  MPI_Win_shared_query of a process that contributed 0 bytes
  *             gives size 0 and a NULL base.
+ *   reqerr:   request-based put and accumulate to a region the target has
+ *             detached since the origin's last epoch: MPI_ERR_RMA_RANGE from the
+ *             call. Detached during the epoch, after the origin last looked: a
+ *             request-based accumulate fails at the target, and MPI_Wait reports
+ *             MPI_ERR_RMA_RANGE through the window's error handler.
  */
 #include "check.h"
 
@@ -374,6 +379,86 @@ static void test_shared_zero(void)
     MPI_Comm_free(&node);
 }
 
+/* ---- reqerr -------------------------------------------------------------- */
+
+/* rc from the call, or when it started a request, from MPI_Wait on it. */
+static int call_then_wait(int rc, MPI_Request *req)
+{
+    if (rc != MPI_SUCCESS) return rc;
+    MPI_Status st;
+    return MPI_Wait(req, &st);
+}
+
+static void test_request_errors(void)
+{
+    MPI_Win win;
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    int *mem = calloc(64, sizeof(int)), src[4] = { 1, 2, 3, 4 }, one = 0;
+    CHECK_MPI(MPI_Win_attach(win, mem, 64 * sizeof(int)));
+    MPI_Aint mine, *bases = malloc(sizeof(MPI_Aint) * (size_t)nranks);
+    MPI_Get_address(mem, &mine);
+    MPI_Allgather(&mine, 1, MPI_AINT, bases, 1, MPI_AINT, MPI_COMM_WORLD);
+    const int target = (rank + 1) % nranks;
+
+    check_where("reqerr: a get while the region is attached");
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+    CHECK_MPI(MPI_Get(&one, 1, MPI_INT, target, bases[target], 1, MPI_INT, win));
+    CHECK_MPI(MPI_Win_unlock(target, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_detach(win, mem));
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    MPI_Request req;
+    check_where("reqerr: MPI_Rput to a detached region");
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+    int rc = call_then_wait(MPI_Rput(src, 4, MPI_INT, target, bases[target], 4, MPI_INT, win, &req), &req);
+    CHECK(check_error_class(rc) == MPI_ERR_RMA_RANGE, "reqerr: MPI_Rput gave %s",
+          check_class_name(check_error_class(rc)));
+    check_where("reqerr: MPI_Raccumulate to a detached region");
+    rc = call_then_wait(MPI_Raccumulate(src, 4, MPI_INT, target, bases[target], 4, MPI_INT, MPI_SUM,
+                                        win, &req), &req);
+    CHECK(check_error_class(rc) == MPI_ERR_RMA_RANGE, "reqerr: MPI_Raccumulate gave %s",
+          check_class_name(check_error_class(rc)));
+    /* The epoch still ends; its failed operations were reported above. */
+    rc = MPI_Win_unlock(target, win);
+    CHECK(rc == MPI_SUCCESS || check_error_class(rc) == MPI_ERR_RMA_RANGE,
+          "reqerr: unlock after the failures gave %s", check_class_name(check_error_class(rc)));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int k = 0; k < 64; k++) CHECK(mem[k] == 0, "reqerr: detached memory changed at %d", k);
+
+    /* Detached inside the origin's epoch: only the target can tell, so the error
+     * arrives with the request's completion. (A put there would use a key that is
+     * gone: erroneous, and what the fabric does with it is the provider's.) */
+    CHECK_MPI(MPI_Win_attach(win, mem, 64 * sizeof(int)));
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_where("reqerr: a get in the epoch, then the target detaches");
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+    CHECK_MPI(MPI_Get(&one, 1, MPI_INT, target, bases[target], 1, MPI_INT, win));
+    CHECK_MPI(MPI_Win_flush(target, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_detach(win, mem));
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_where("reqerr: MPI_Raccumulate detached during the epoch");
+    rc = call_then_wait(MPI_Raccumulate(src, 4, MPI_INT, target, bases[target], 4, MPI_INT, MPI_SUM,
+                                        win, &req), &req);
+    CHECK(check_error_class(rc) == MPI_ERR_RMA_RANGE, "reqerr: MPI_Raccumulate in the epoch gave %s",
+          check_class_name(check_error_class(rc)));
+    int res[4];
+    rc = call_then_wait(MPI_Rget_accumulate(src, 4, MPI_INT, res, 4, MPI_INT, target, bases[target], 4,
+                                            MPI_INT, MPI_SUM, win, &req), &req);
+    CHECK(check_error_class(rc) == MPI_ERR_RMA_RANGE, "reqerr: MPI_Rget_accumulate in the epoch gave %s",
+          check_class_name(check_error_class(rc)));
+    rc = MPI_Win_unlock(target, win);
+    CHECK(rc == MPI_SUCCESS || check_error_class(rc) == MPI_ERR_RMA_RANGE,
+          "reqerr: unlock after the failures gave %s", check_class_name(check_error_class(rc)));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int k = 0; k < 64; k++) CHECK(mem[k] == 0, "reqerr: detached memory changed at %d", k);
+    MPI_Win_free(&win);
+    free(mem);
+    free(bases);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -385,5 +470,6 @@ int main(int argc, char **argv)
     if (!only || !strcmp(only, "pairs")) test_pairs();
     if (!only || !strcmp(only, "regions")) test_regions();
     if (!only || !strcmp(only, "shared0")) test_shared_zero();
+    if (!only || !strcmp(only, "reqerr")) test_request_errors();
     return check_finish();
 }
