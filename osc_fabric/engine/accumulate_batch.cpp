@@ -35,12 +35,7 @@ int oscf_win::batch_accumulate(Peer &p, const char *origin, size_t count, oscf_t
         r.count = static_cast<uint32_t>(n);
         r.type = static_cast<uint8_t>(type);
         r.op = static_cast<uint8_t>(op);
-        uint8_t *at = p.batch.get() + p.batch_len;
-        std::memcpy(at, &r, sizeof r);
-        std::memcpy(at + sizeof r, origin + done * size, bytes);
-        // The padding to the next record travels too: never send stale heap bytes.
-        std::memset(at + sizeof r + bytes, 0, am_record_bytes(bytes) - sizeof r - bytes);
-        p.batch_len += am_record_bytes(bytes);
+        p.batch_len += am_record_write(p.batch.get() + p.batch_len, r, origin + done * size, bytes);
         ++p.batch_records;
         ++stats.am_requests;
         done += n;

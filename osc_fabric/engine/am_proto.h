@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace oscf {
 
@@ -75,6 +76,19 @@ struct AmRecord {
 };
 static_assert(sizeof(AmRecord) == 16, "AmRecord is part of the wire format");
 constexpr size_t am_record_bytes(size_t data) { return sizeof(AmRecord) + ((data + 7) & ~size_t{7}); }
+// Zeroes the padding after a record of `data` bytes at rec: it travels too, and must
+// never carry stale heap bytes. Returns the record's size.
+inline size_t am_record_pad(uint8_t *rec, size_t data) {
+    const size_t end = am_record_bytes(data);
+    std::memset(rec + sizeof(AmRecord) + data, 0, end - sizeof(AmRecord) - data);
+    return end;
+}
+// Writes record r with its data at rec. Returns its size.
+inline size_t am_record_write(uint8_t *rec, const AmRecord &r, const void *data, size_t bytes) {
+    std::memcpy(rec, &r, sizeof r);
+    std::memcpy(rec + sizeof r, data, bytes);
+    return am_record_pad(rec, bytes);
+}
 
 // One segment of a kAmGather: where its bytes are in the target's window memory (as
 // AmHeader::offset) and how many.

@@ -59,6 +59,7 @@ int oscf_win::Packed::add_put(const char *local, size_t len, uint64_t offset) {
         last_len_ += len;
         const auto count = static_cast<uint32_t>(last_len_);
         std::memcpy(rec + offsetof(AmRecord, count), &count, sizeof count);
+        out_len_ = last_at_ + am_record_pad(rec, last_len_);
     } else {
         if (out_len_ + am_record_bytes(len) > kAmMaxPayload) {
             int rc = send_put();
@@ -71,16 +72,10 @@ int oscf_win::Packed::add_put(const char *local, size_t len, uint64_t offset) {
         r.op = OSCF_OP_REPLACE;
         last_at_ = out_len_;
         last_len_ = len;
-        std::memcpy(out_.get() + last_at_, &r, sizeof r);
-        std::memcpy(out_.get() + last_at_ + sizeof r, local, len);
+        out_len_ += am_record_write(out_.get() + last_at_, r, local, len);
         ++records_out_;
     }
     last_next_ = offset + len;
-    // The padding to the next record travels too: never send stale heap bytes.
-    const size_t end = last_at_ + am_record_bytes(last_len_);
-    const size_t data_end = last_at_ + sizeof(AmRecord) + last_len_;
-    std::memset(out_.get() + data_end, 0, end - data_end);
-    out_len_ = end;
     return OSCF_OK;
 }
 
