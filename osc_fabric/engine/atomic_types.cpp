@@ -1,9 +1,10 @@
 #include "atomic_types.h"
 
+#include "reduce_ops.h"
+
 #include <complex>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 namespace oscf {
 namespace {
@@ -53,18 +54,6 @@ const int kFiOps[OSCF_OP_COUNT] = {
     FI_ATOMIC_WRITE, FI_ATOMIC_READ, -1, -1,
 };
 
-// Signed overflow wraps, as MPI implementations do, without undefined behaviour.
-template <class T>
-T wrap_add(T a, T b) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <class T>
-T wrap_mul(T a, T b) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-}
-
 // Every element goes through a copy: the operands need not be aligned for T (records
 // in a batch are 8-byte aligned, and a window's user may place a long double pair at
 // any displacement), and vector loads of a misaligned pair fault.
@@ -83,34 +72,12 @@ void each_element(void *target, const void *origin, size_t n, F f) {
 
 template <class T>
 void reduce_integer(oscf_op op, void *target, const void *origin, size_t n) {
-    each_element<T>(target, origin, n, [op](T &t, const T &o) {
-        switch (op) {
-        case OSCF_OP_SUM: t = wrap_add(t, o); break;
-        case OSCF_OP_PROD: t = wrap_mul(t, o); break;
-        case OSCF_OP_MIN: t = o < t ? o : t; break;
-        case OSCF_OP_MAX: t = o > t ? o : t; break;
-        case OSCF_OP_LAND: t = (t && o); break;
-        case OSCF_OP_LOR: t = (t || o); break;
-        case OSCF_OP_LXOR: t = (!t != !o); break;
-        case OSCF_OP_BAND: t = static_cast<T>(t & o); break;
-        case OSCF_OP_BOR: t = static_cast<T>(t | o); break;
-        case OSCF_OP_BXOR: t = static_cast<T>(t ^ o); break;
-        default: break;
-        }
-    });
+    each_element<T>(target, origin, n, [op](T &t, const T &o) { t = combine_integer(op, t, o); });
 }
 
 template <class T>
 void reduce_floating(oscf_op op, void *target, const void *origin, size_t n) {
-    each_element<T>(target, origin, n, [op](T &t, const T &o) {
-        switch (op) {
-        case OSCF_OP_SUM: t += o; break;
-        case OSCF_OP_PROD: t *= o; break;
-        case OSCF_OP_MIN: t = o < t ? o : t; break;
-        case OSCF_OP_MAX: t = o > t ? o : t; break;
-        default: break;
-        }
-    });
+    each_element<T>(target, origin, n, [op](T &t, const T &o) { t = combine_floating(op, t, o); });
 }
 
 template <class T>
