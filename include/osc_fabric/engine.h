@@ -74,6 +74,9 @@ typedef struct oscf_engine_config {
      * the CPU away at once instead of spinning first, since the process they wait for
      * may need this very CPU. */
     int oversubscribed;
+    /* Peers on this node whose window memory and state words this process maps (a node
+     * segment) are reached with loads, stores and CPU atomics instead of the fabric. */
+    int node_direct;
 } oscf_engine_config;
 
 int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out);
@@ -105,19 +108,24 @@ typedef struct oscf_win_params {
     /* OSCF_ORDER_* bits from the accumulate_ordering info key (see
      * oscf_parse_accumulate_ordering); the MPI default is all four. */
     unsigned accumulate_ordering;
-    /* SHARED only: the segment every process of the window maps (shared_create on
-     * exactly one process, which must create it before the others open it), its total
-     * size and where this process's slice starts. */
+    /* ALLOCATE and SHARED, or NULL: the node segment every process of the window on
+     * this node maps (shared_create on exactly one of them, which must create it before
+     * the others open it), its total size, where this process's slice of window memory
+     * starts and where its window state (oscf_win_state_bytes) lies. */
     const char *shared_name;
     int shared_create;
     size_t shared_total;
     size_t shared_offset;
+    size_t shared_state_offset;
 } oscf_win_params;
+
+/* Bytes of window state each process keeps in a node segment, 64-byte aligned. */
+size_t oscf_win_state_bytes(int comm_size);
 
 /* Removes a shared segment's name once every process has it mapped (the memory lives
  * until the last window using it is freed). */
 int oscf_shared_unlink(const char *name);
-/* Start of the shared segment in this process (SHARED windows; NULL otherwise). */
+/* Start of the node segment in this process (NULL when the window has none). */
 void *oscf_win_shared_segment(const oscf_win *win);
 
 /* accumulate_ordering: which orderings of accumulates from one origin to overlapping
@@ -296,6 +304,10 @@ typedef struct oscf_win_stats {
     uint64_t am_local;            /* active-message accumulates applied to ourselves */
     uint64_t ordering_waits;      /* times an accumulate waited for earlier ones */
     uint64_t fence_waits_skipped; /* fences that trusted MPI_MODE_NOPRECEDE */
+    uint64_t direct_rma;          /* puts and gets to on-node peers done as memory copies */
+    uint64_t direct_atomics;      /* accumulates and compare-and-swaps done with CPU atomics
+                                   * or the accumulate lock, on-node peers and ourselves */
+    uint64_t direct_words;        /* lock and synchronization words changed directly */
 } oscf_win_stats;
 int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out);
 

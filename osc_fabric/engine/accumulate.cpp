@@ -39,8 +39,7 @@ int oscf_win::order_accumulate(Guard &lk, Peer &p, oscf_acc_path path) {
 
 void oscf_win::apply_local(const char *origin, char *result, size_t count, oscf_type type,
                            oscf_op op, char *target) {
-    if (result) std::memmove(result, target, count * type_size(type));
-    apply_reduction(op, type, target, origin, count);
+    apply_here(op, type, target, origin, result, count);
     ++stats.am_local;
 }
 
@@ -189,6 +188,7 @@ int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *r
                               oscf_type type, oscf_op op, const Where &w, OpScope &scope) {
     Peer &p = peers_[static_cast<size_t>(target)];
     const oscf_acc_path path = eng_.caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
+    if (direct_accumulate(p, type)) return direct_accumulate_apply(lk, p, origin, result, count, type, op, w);
     // Emulated updates to ourselves are applied here, under the same engine lock the
     // handler for remote origins holds: that is what makes them atomic with each other.
     if (path == OSCF_PATH_AM && target == rank_) {
@@ -220,6 +220,7 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
     if (w.span < size)
         return usage_error(OSCF_ERR_RMA_RANGE, "compare_and_swap: the element straddles two attached regions");
     Peer &p = peers_[static_cast<size_t>(target)];
+    if (direct_accumulate(p, type)) return direct_compare_swap(lk, p, origin, compare, result, type, w);
     const oscf_acc_path path = eng_.caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
     if (path == OSCF_PATH_AM && (rc = send_batch(p))) return rc;
     if ((rc = order_accumulate(lk, p, path))) return rc;
@@ -237,9 +238,7 @@ int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const 
         return OSCF_OK;
     }
     if (target == rank_) {
-        char *t = w.local;
-        std::memmove(result, t, size);
-        apply_compare_swap(type, t, origin, compare);
+        compare_swap_here(type, w.local, origin, compare, result);
         ++stats.am_local;
         return OSCF_OK;
     }
@@ -279,21 +278,20 @@ int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, ui
     const size_t size = type_size(type);
     const size_t bytes = size * h.count;
     if (bytes > kAmMaxPayload) return OSCF_ERR_RMA_RANGE;
-    char *t = am_target((h.flags & kAmStateWord) != 0, h.offset, bytes);
+    const bool state = (h.flags & kAmStateWord) != 0;
+    char *t = am_target(state, h.offset, bytes);
     if (!t) return OSCF_ERR_RMA_RANGE;
     const bool fetch = (h.flags & kAmFetch) != 0;
+    if (state) return serve_state_word(h, payload, len, t, old_out, old_len);
     if (h.opcode == kAmCompareSwap) {
         if (h.count != 1 || len != 2 * size || !cas_allowed(type)) return OSCF_ERR_ARG;
-        std::memcpy(old_out, t, size);
+        compare_swap_here(type, t, payload, payload + size, old_out);
         *old_len = size;
-        apply_compare_swap(type, t, payload, payload + size);
         return OSCF_OK;
     }
     if (!op_allowed(op, type) || len != (op == OSCF_OP_NO_OP ? 0 : bytes)) return OSCF_ERR_ARG;
-    if (fetch) {
-        std::memcpy(old_out, t, bytes);
-        *old_len = bytes;
-    }
-    apply_reduction(op, type, t, payload, h.count);
+    apply_here(op, type, t, reinterpret_cast<const char *>(payload), fetch ? reinterpret_cast<char *>(old_out) : nullptr,
+               h.count);
+    if (fetch) *old_len = bytes;
     return OSCF_OK;
 }

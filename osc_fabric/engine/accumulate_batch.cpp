@@ -118,7 +118,7 @@ int oscf_win::apply_batch(const AmHeader &h, const uint8_t *payload, size_t len)
         if (!t || !op_allowed(op, type) || op == OSCF_OP_NO_OP) {
             if (status == OSCF_OK) status = t ? OSCF_ERR_ARG : OSCF_ERR_RMA_RANGE;
         } else {
-            apply_reduction(op, type, t, payload + at + sizeof r, r.count);
+            apply_here(op, type, t, reinterpret_cast<const char *>(payload + at + sizeof r), nullptr, r.count);
         }
         at += am_record_bytes(bytes);
     }

@@ -253,6 +253,17 @@ void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, s
     if (lock_word_changed && !held_.empty()) redispatch(h.window_id);
 }
 
+void ActiveMessages::retry_held() {
+    if (held_.empty()) return;
+    std::vector<uint64_t> ids;
+    for (const auto &entry : held_)
+        if (ids.empty() || ids.back() != entry.first.first) ids.push_back(entry.first.first);
+    for (uint64_t id : ids) {
+        auto w = windows_.find(id);
+        if (w != windows_.end() && w->second->shared_grantable()) redispatch(id);
+    }
+}
+
 void ActiveMessages::redispatch(uint64_t window_id) {
     // Keys first: replaying may hold a request again (a new entry under its key) or
     // release a lock and redispatch recursively; each key is looked up afresh.

@@ -63,6 +63,9 @@ public:
     // Runs the held requests of one window again, in arrival order per origin: called
     // whenever that window's lock word lost an exclusive holder.
     void redispatch(uint64_t window_id);
+    // Looks again at held requests whose window's lock word an on-node peer may have
+    // released with a CPU atomic, which sends us nothing (route.cpp). Cheap when none.
+    void retry_held();
 
 private:
     class RecvBuffer;

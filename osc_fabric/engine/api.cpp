@@ -68,6 +68,7 @@ int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
         if (rc) return rc;
         eng->progress = std::make_unique<Progress>(*eng->fabric);
         eng->progress->set_oversubscribed(cfg->oversubscribed != 0);
+        eng->node_direct = cfg->node_direct != 0;
         const ProviderLimits &lim = eng->fabric->limits();
         bool emulate = !lim.atomics_trusted;
         switch (cfg->accumulate_path) {
@@ -79,6 +80,8 @@ int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
         eng->caps.build(eng->fabric->ep(), emulate);
         eng->am = std::make_unique<ActiveMessages>(*eng->fabric, *eng->progress);
         if ((rc = eng->am->start(kAmReceiveBuffers))) return rc;
+        ActiveMessages *am = eng->am.get();
+        eng->progress->set_round_hook([am] { am->retry_held(); });
         if (cfg->progress_thread)
             eng->progress_thread = std::make_unique<ProgressThread>(*eng->progress, 10);
         *out = eng.release();
@@ -170,6 +173,10 @@ int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t di
 }
 
 void *oscf_win_shared_segment(const oscf_win *win) { return win ? win->shared_segment() : nullptr; }
+
+size_t oscf_win_state_bytes(int comm_size) {
+    return comm_size > 0 ? state_bytes(static_cast<size_t>(comm_size)) : 0;
+}
 
 int oscf_win_attach(oscf_win *win, void *base, size_t size) {
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) { return w.attach(lk, base, size); });

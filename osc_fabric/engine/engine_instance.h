@@ -19,6 +19,7 @@ struct oscf_engine {
     oscf::AtomicCaps caps;
     int live_windows = 0;     // guarded by the engine lock
     uint64_t next_window_id = 1;
+    bool node_direct = false;  // oscf_engine_config::node_direct
 
     // The thread stops first; then the endpoint closes while the receive buffers it
     // may still write into are alive; only then do the layers above it go.

@@ -36,6 +36,7 @@ int oscf_win::flush(Guard &lk, int target) {
     if (target < 0) {
         if (!lock_all_ && !locks_held_)
             return usage_error(OSCF_ERR_RMA_SYNC, "flush outside a passive-target epoch");
+        std::atomic_thread_fence(std::memory_order_seq_cst);
         int rc = wait_idle(lk, all_ops_);
         return rc ? rc : take_window_error();
     }
@@ -44,6 +45,9 @@ int oscf_win::flush(Guard &lk, int target) {
     Peer &p = peers_[static_cast<size_t>(target)];
     if (!lock_all_ && p.lock == LockMode::none)
         return usage_error(OSCF_ERR_RMA_SYNC, "flush of rank %d, which is not locked", target);
+    // Direct operations (route.cpp) are complete already; the fence orders their stores
+    // before whatever tells the target to look.
+    if (p.node.linked()) std::atomic_thread_fence(std::memory_order_seq_cst);
     rc = wait_idle(lk, p.ops);
     return rc ? rc : p.ops.take_error();
 }

@@ -91,6 +91,10 @@ const uint64_t kUndo[] = {~uint64_t{0}, uint64_t{0} - kExclusive, ~uint64_t{0},
 int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
                                uint64_t compare, uint64_t *old) {
     ++stats.lock_attempts;
+    if (direct_words(p)) {  // on this node (route.cpp): no message, no help from p
+        *old = direct_word(p, offset, op == FI_CSWAP, operand, compare);
+        return OSCF_OK;
+    }
     // Lock words follow the path of 64-bit accumulates, so a provider whose atomics we
     // do not trust (fabric.cpp) never touches them.
     if (!eng_.caps.native(OSCF_TYPE_UINT64))
@@ -118,11 +122,7 @@ int oscf_win::lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t
     const bool cas = op == FI_CSWAP;
     if (&p == &peers_[static_cast<size_t>(rank_)]) {
         uint64_t *word = own_word(offset);
-        *old = *word;
-        if (cas)
-            apply_compare_swap(OSCF_TYPE_UINT64, word, &operand, &compare);
-        else
-            apply_reduction(OSCF_OP_SUM, OSCF_TYPE_UINT64, word, &operand, 1);
+        *old = cas ? word_compare_swap(word, compare, operand) : word_fetch_add(word, operand);
         return OSCF_OK;
     }
     OpCounter done;
@@ -139,6 +139,26 @@ int oscf_win::lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t
 
 uint64_t *oscf_win::own_word(uint64_t offset) {
     return reinterpret_cast<uint64_t *>(reinterpret_cast<char *>(state_.get()) + offset);
+}
+
+// Target side of a lock word update sent as an active message. On-node peers change
+// the same word with CPU atomics (route.cpp), so this engine does too.
+int oscf_win::serve_state_word(const AmHeader &h, const uint8_t *payload, size_t len, char *t,
+                               uint8_t *old_out, size_t *old_len) {
+    const bool cas = h.opcode == kAmCompareSwap;
+    if (h.type != OSCF_TYPE_UINT64 || h.count != 1 || h.offset % 8 || len != (cas ? 16u : 8u) ||
+        (!cas && h.op != OSCF_OP_SUM))
+        return OSCF_ERR_ARG;
+    uint64_t operand, compare = 0;
+    std::memcpy(&operand, payload, 8);
+    if (cas) std::memcpy(&compare, payload + 8, 8);
+    auto *word = reinterpret_cast<uint64_t *>(t);
+    const uint64_t old = cas ? word_compare_swap(word, compare, operand) : word_fetch_add(word, operand);
+    if (h.flags & kAmFetch) {
+        std::memcpy(old_out, &old, 8);
+        *old_len = 8;
+    }
+    return OSCF_OK;
 }
 
 int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
@@ -166,8 +186,14 @@ int oscf_win::release(Peer &p, Hold hold) {
     const uint64_t offset = kClaims[static_cast<int>(hold)].offset;
     const uint64_t *delta = &kUndo[static_cast<int>(hold)];
     if (&p == &peers_[static_cast<size_t>(rank_)] && !eng_.caps.native(OSCF_TYPE_UINT64)) {
-        apply_reduction(OSCF_OP_SUM, OSCF_TYPE_UINT64, own_word(offset), delta, 1);
+        word_fetch_add(own_word(offset), *delta);
         eng_.am->redispatch(id_);  // shared requests held behind our exclusive hold
+        return OSCF_OK;
+    }
+    if (direct_words(p)) {
+        // p's engine holds shared requests behind an exclusive hold; it looks again at
+        // its next progress round (ActiveMessages::retry_held).
+        direct_word(p, offset, false, *delta, 0);
         return OSCF_OK;
     }
     ++stats.lock_attempts;
@@ -253,7 +279,7 @@ void oscf_win::cancel_unsent_lock(Peer &p) {
 // Our own lock word is changed directly under the engine lock, so there is nothing to
 // queue behind: take it the blocking way.
 int oscf_win::take_shared(Guard &lk, Peer &p) {
-    if (lock_requests_queue() && &p != &peers_[static_cast<size_t>(rank_)]) {
+    if (lock_requests_queue() && &p != &peers_[static_cast<size_t>(rank_)] && !direct_words(p)) {
         ungranted_ = static_cast<int>(&p - peers_.data());
         return request_shared(p);
     }
@@ -273,14 +299,19 @@ void oscf_win::fold_release_into_batch(Peer &p) {
         p.lock_acquired && p.batch_records != 0 && !eng_.caps.native(OSCF_TYPE_UINT64);
 }
 
+// Our lock word, which on-node peers change with CPU atomics: so do we.
 void oscf_win::drop_hold(bool exclusive) {
-    state_->lock -= exclusive ? kExclusive : 1;
+    word_fetch_add(&state_->lock, exclusive ? uint64_t{0} - kExclusive : ~uint64_t{0});
 }
 
 int oscf_win::grant_shared() {
-    if (state_->lock >= kExclusive) return kAmDeferred;
-    state_->lock += 1;
-    return OSCF_OK;
+    if (word_fetch_add(&state_->lock, 1) < kExclusive) return OSCF_OK;
+    word_fetch_add(&state_->lock, ~uint64_t{0});  // like any shared attempt: undo
+    return kAmDeferred;
+}
+
+bool oscf_win::shared_grantable() const {
+    return __atomic_load_n(&state_->lock, __ATOMIC_ACQUIRE) < kExclusive;
 }
 
 int oscf_win::confirm_releases() {

@@ -41,6 +41,7 @@ void Progress::retry(std::deque<Pending> &q) {
 
 int Progress::run_locked() {
     calls_since_round_ = 0;
+    if (round_hook_) round_hook_();
     if (!unordered_.empty()) retry(unordered_);
     if (!deferred_.empty()) retry(deferred_);
     fi_cq_msg_entry entries[16];

@@ -130,6 +130,9 @@ public:
     int poll();
 
     void set_oversubscribed(bool on) { oversubscribed_ = on; }
+    // Runs at the start of every round, under the engine lock: for what may change
+    // without a completion (words on-node peers write, am.cpp's held requests).
+    void set_round_hook(std::function<void()> hook) { round_hook_ = std::move(hook); }
 
     // Called by the synchronization calls (api.cpp), lock held. Open MPI drives
     // opal_progress only from blocking calls, so a process that loops over RMA calls
@@ -228,6 +231,7 @@ private:
     bool oversubscribed_ = false;
     unsigned calls_since_round_ = 0, idle_rounds_ = 0;  // tick_locked
     std::deque<Pending> deferred_;   // in posting order
+    std::function<void()> round_hook_;
     std::deque<Pending> unordered_;  // retried first
 };
 

@@ -26,6 +26,10 @@ int oscf_win::write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value) {
         return OSCF_OK;
     }
     Peer &p = peers_[static_cast<size_t>(rank)];
+    if (direct_words(p)) {  // on this node: a store it sees at its next poll
+        direct_store_word(p, offset, value);
+        return OSCF_OK;
+    }
     OpCounter done;
     int rc = progress().post("fi_writemsg (pscw)", [&] {
         return fab().rma(true, &value, sizeof value, p.addr, p.state_base + offset, p.state_key, &done,

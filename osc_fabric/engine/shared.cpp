@@ -1,7 +1,8 @@
-// Shared windows (MPI_Win_allocate_shared): one POSIX shared-memory segment per window,
-// created by one process and mapped by every process of the window (all on one node),
-// each exposing its slice. Load/store through the mapping is the application's; RMA
-// and atomics go through the fabric as for any other window.
+// Node segments: one POSIX shared-memory segment per window and node, created by one
+// process and mapped by every process of the window on that node (the MPI layer lays it
+// out: osc_fabric_shared.c). It holds each one's WindowState and, for MPI_Win_allocate
+// and MPI_Win_allocate_shared, its window memory: on-node peers reach both directly
+// (route.cpp); load/store through the mapping of a shared window is the application's.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -19,7 +20,9 @@ oscf_win::Mapping::~Mapping() {
 }
 
 int oscf_win::map_shared(const oscf_win_params &p) {
-    if (!p.shared_name || p.shared_offset > p.shared_total || p.size > p.shared_total - p.shared_offset)
+    const bool memory = p.flavor == OSCF_FLAVOR_ALLOCATE || p.flavor == OSCF_FLAVOR_SHARED;
+    if (!p.shared_name ||
+        (memory && (p.shared_offset > p.shared_total || p.size > p.shared_total - p.shared_offset)))
         return usage_error(OSCF_ERR_ARG, "invalid shared segment parameters");
     if (p.shared_total == 0) return OSCF_OK;
     int fd = p.shared_create ? shm_open(p.shared_name, O_RDWR | O_CREAT | O_EXCL, 0600)

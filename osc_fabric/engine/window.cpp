@@ -12,6 +12,13 @@ uint32_t fnv1a(const std::string &s) {
     return h;
 }
 
+// Names a node segment in WinBlob: never 0, which means none.
+uint64_t segment_id(const char *name) {
+    uint64_t h = 14695981039346656037ull;
+    for (const char *c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+    return h ? h : 1;
+}
+
 void *aligned_alloc_or_null(size_t align, size_t bytes) {
     void *p = nullptr;
     if (posix_memalign(&p, align, bytes)) return nullptr;
@@ -42,13 +49,22 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
     bytes_ = p.size;
     disp_unit_ = p.disp_unit;
 
+    // Any flavor may have a node segment: window state always, memory when allocated.
+    if (p.shared_name && (p.flavor == OSCF_FLAVOR_CREATE || p.flavor == OSCF_FLAVOR_DYNAMIC)) {
+        int rc = map_shared(p);
+        if (rc) return rc;
+    }
     switch (p.flavor) {
     case OSCF_FLAVOR_CREATE:
         base_ = p.base;
         if (bytes_ && !base_) return usage_error(OSCF_ERR_ARG, "NULL base for %zu bytes", bytes_);
         break;
     case OSCF_FLAVOR_ALLOCATE:
-        if (bytes_) {
+        if (p.shared_name) {  // in the node segment (the MPI layer made one)
+            int rc = map_shared(p);
+            if (rc) return rc;
+            base_ = bytes_ ? static_cast<char *>(shared_.addr) + p.shared_offset : nullptr;
+        } else if (bytes_) {
             owned_memory_.reset(aligned_alloc_or_null(4096, bytes_));
             if (!owned_memory_) return OSCF_ERR_NO_MEM;
             base_ = owned_memory_.get();
@@ -69,8 +85,20 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
     if (base_out) *base_out = base_;
 
     const size_t sbytes = state_bytes(static_cast<size_t>(size_));
-    state_.reset(static_cast<WindowState *>(aligned_alloc_or_null(64, sbytes)));
-    if (!state_) return OSCF_ERR_NO_MEM;
+    if (shared_.addr) {
+        // Our state words in the node segment, where on-node peers reach them directly.
+        if (p.shared_state_offset % 64 || p.shared_state_offset > p.shared_total ||
+            sbytes > p.shared_total - p.shared_state_offset)
+            return usage_error(OSCF_ERR_ARG, "invalid window state offset in the node segment");
+        auto *at = reinterpret_cast<WindowState *>(static_cast<char *>(shared_.addr) + p.shared_state_offset);
+        state_ = decltype(state_)(at, [](void *) {});  // the mapping owns it
+        node_segment_ = segment_id(p.shared_name);
+        node_mem_offset_ = p.shared_offset;
+        node_state_offset_ = p.shared_state_offset;
+    } else {
+        state_.reset(static_cast<WindowState *>(aligned_alloc_or_null(64, sbytes)));
+        if (!state_) return OSCF_ERR_NO_MEM;
+    }
     std::memset(state_.get(), 0, sbytes);
     posts_seen_.assign(static_cast<size_t>(size_), 0);
     posts_sent_.assign(static_cast<size_t>(size_), 0);
@@ -103,6 +131,9 @@ void oscf_win::local_blob(WinBlob *b) const {
     b->disp_unit = static_cast<uint32_t>(disp_unit_);
     b->provider_hash = fnv1a(fab().provider());
     b->am_window_id = id_;
+    b->node_segment = node_segment_;
+    b->node_mem_offset = node_mem_offset_;
+    b->node_state_offset = node_state_offset_;
 }
 
 int oscf_win::connect(const WinBlob *blobs) {
@@ -134,6 +165,11 @@ int oscf_win::connect(const WinBlob *blobs) {
         p.batch_and_grant.batch = &p.acc;
         p.batch_and_grant.grant = &p.lock_grant;
         p.am_window_id = b.am_window_id;
+        // Ourselves included: our own accumulates must take the same road as our peers'.
+        if (eng_.node_direct && node_segment_ && b.node_segment == node_segment_ &&
+            !p.node.map(shared_.addr, shared_.len, memory_in_segment(), b.node_mem_offset, b.size,
+                        b.node_state_offset, state_bytes(static_cast<size_t>(size_))))
+            return usage_error(OSCF_ERR_ARG, "rank %d's window lies outside the node segment", r);
     }
     releases_.parent = &all_ops_;
     eng_.am->add_window(id_, this);

@@ -20,6 +20,7 @@
 
 #include "am_proto.h"
 #include "engine_instance.h"
+#include "node_link.h"
 #include "request.h"
 #include "window_blob.h"
 
@@ -80,6 +81,8 @@ struct oscf_win {
     int sync(Guard &lk);
 
     oscf_engine &engine() const { return eng_; }
+    // No exclusive holder has our lock word: held shared requests may be granted now.
+    bool shared_grantable() const;
     void *shared_segment() const { return shared_.addr; }
 
     oscf_win_stats stats{};
@@ -97,6 +100,7 @@ private:
         std::vector<oscf::Region> regions;  // dynamic windows: cached copy of its table
         uint64_t regions_generation = 0;    // of that copy
         uint64_t regions_checked_epoch = 0;  // access_epoch_ when last compared (dynamic.cpp)
+        oscf::NodeLink node;  // linked: on this node, reached directly (route.cpp)
         oscf::OpCounter ops;  // this origin's operations to this target
         oscf::OpCounter acc;  // the accumulates among them (child of ops)
         LockMode lock = LockMode::none;
@@ -154,6 +158,8 @@ private:
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
     int grant_shared();  // target side of kAmLockShared
+    int serve_state_word(const oscf::AmHeader &h, const uint8_t *payload, size_t len, char *t,
+                         uint8_t *old_out, size_t *old_len);
     int lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
                          uint64_t compare, uint64_t *old);
     int lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
@@ -163,6 +169,7 @@ private:
     // (local pointer), and for active messages (the offset the owner resolves again).
     // span: how many of the access's bytes lie there, in one registration; less than
     // asked only on a dynamic window whose access runs on into the next attached region.
+    enum class Dir { read, write };
     struct Where {
         uint64_t remote = 0;
         uint64_t key = 0;
@@ -172,6 +179,24 @@ private:
     };
     int resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, const char *what,
                 Where *w);
+
+    // route.cpp: the direct road to peers in our node segment, and when it serves.
+    bool direct_memory(const Peer &p) const;
+    bool direct_accumulate(const Peer &p, oscf_type t) const;
+    bool direct_words(const Peer &p) const;
+    int direct_transfer(Guard &lk, Dir dir, Peer &p, char *local, const Where &w);
+    int direct_ready(Guard &lk, Peer &p);
+    int direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
+                                oscf_type type, oscf_op op, const Where &w);
+    int direct_compare_swap(Guard &lk, Peer &p, const void *origin, const void *compare,
+                            void *result, oscf_type type, const Where &w);
+    uint64_t direct_word(Peer &p, uint64_t offset, bool cas, uint64_t operand, uint64_t compare);
+    void direct_store_word(Peer &p, uint64_t offset, uint64_t value);
+    // Target side: updates of our own window memory, atomic with on-node peers' CPUs.
+    void apply_here(oscf_op op, oscf_type type, char *target, const char *origin, char *result,
+                    size_t count);
+    void compare_swap_here(oscf_type type, char *target, const void *origin, const void *compare,
+                           void *result);
 
     // dynamic.cpp
     struct LocalRegion {
@@ -196,7 +221,6 @@ private:
     // Byte offset of an access into a window of `size` bytes, or OSCF_ERR_RMA_RANGE.
     static int target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len,
                              uint64_t size, int target, const char *what, uint64_t *out);
-    enum class Dir { read, write };
     int transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
                      int64_t disp, const oscf_notify *notify);
     // packed.h: the small segments of one many-segment put or get, packed into few
@@ -271,6 +295,11 @@ private:
         ~Mapping();
     } shared_;
     int map_shared(const oscf_win_params &p);
+    uint64_t node_segment_ = 0;  // WinBlob::node_segment: 0 without a node segment
+    bool memory_in_segment() const {
+        return flavor_ == OSCF_FLAVOR_ALLOCATE || flavor_ == OSCF_FLAVOR_SHARED;
+    }
+    uint64_t node_mem_offset_ = 0, node_state_offset_ = 0;
     std::unique_ptr<oscf::WindowState, void (*)(void *)> state_{nullptr, ::free};
     oscf::mr_ptr mr_;        // window memory (absent when bytes_ == 0)
     oscf::mr_ptr state_mr_;  // WindowState

@@ -5,6 +5,8 @@
 //              active messages use for the window.
 //   version 2: WindowState::gate, the window-wide word that lock_all and exclusive
 //              locks take from opposite sides (lock.cpp), at rank 0 of the window.
+//   version 3: the node segment (shared.cpp): which one this rank maps, and where its
+//              window memory and WindowState lie in it; WindowState::acc_lock.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +14,7 @@
 
 namespace oscf {
 
-constexpr uint32_t kWinBlobVersion = 2;
+constexpr uint32_t kWinBlobVersion = 3;
 constexpr size_t kMaxAddrLen = 256;  // shm names are up to 256 bytes; sockaddrs are shorter
 
 struct WinBlob {
@@ -26,9 +28,12 @@ struct WinBlob {
     uint32_t disp_unit;
     uint32_t provider_hash;  // all ranks must have chosen the same provider
     uint64_t am_window_id;   // names this window in active messages sent to its owner
+    uint64_t node_segment;   // its name's hash, 0 without one: equal means mapped here too
+    uint64_t node_mem_offset;    // window memory in that segment
+    uint64_t node_state_offset;  // WindowState in that segment
     uint8_t addr[kMaxAddrLen];
 };
-static_assert(sizeof(WinBlob) == 64 + kMaxAddrLen, "WinBlob layout is part of the wire format");
+static_assert(sizeof(WinBlob) == 88 + kMaxAddrLen, "WinBlob layout is part of the wire format");
 
 // Target-resident per-window state. The fixed header is followed by two arrays of
 // comm_size words for general active target (pscw.cpp):
@@ -40,7 +45,8 @@ struct alignas(64) WindowState {
     uint64_t lock;  // see lock.cpp for the encoding; changed only with atomics
     uint64_t reserved[4];  // dynamic windows: where the region table is (below)
     uint64_t gate;  // rank 0's only: lock_all against exclusive locks (lock.cpp)
-    uint64_t unused[2];
+    uint64_t acc_lock;  // node segments: accumulates no CPU atomic covers (node_atomics.h)
+    uint64_t unused;
 };
 static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
 
@@ -65,7 +71,9 @@ constexpr size_t region_table_bytes(size_t capacity) {
     return sizeof(RegionTableHeader) + capacity * sizeof(Region) + sizeof(uint64_t);
 }
 
-constexpr size_t state_bytes(size_t comm_size) { return sizeof(WindowState) + 2 * 8 * comm_size; }
+constexpr size_t state_bytes(size_t comm_size) {
+    return (sizeof(WindowState) + 2 * 8 * comm_size + 63) / 64 * 64;
+}
 constexpr uint64_t post_seq_offset(size_t rank) { return sizeof(WindowState) + 8 * rank; }
 constexpr uint64_t complete_seq_offset(size_t comm_size, size_t rank) {
     return sizeof(WindowState) + 8 * comm_size + 8 * rank;

@@ -29,6 +29,7 @@ typedef struct ompi_osc_fabric_component_t {
     char *provider_include;
     int verbose;
     bool progress_thread;
+    bool node_direct;
     char *accumulate_path;    /* "auto", "am" or "native" */
     int output;               /* opal_output stream */
     oscf_engine *engine;      /* opened on first use; NULL until then */
@@ -138,9 +139,13 @@ int ompi_osc_fabric_flush_all(struct ompi_win_t *win);
 int ompi_osc_fabric_flush_local(int target, struct ompi_win_t *win);
 int ompi_osc_fabric_flush_local_all(struct ompi_win_t *win);
 
-/* _shared.c: creates a shared window (MPI_Win_allocate_shared) collectively. */
+/* _shared.c: creates a window with a node segment, collectively: for
+ * MPI_Win_allocate_shared (every process on this node; memory and state), or for any
+ * other flavor with peers on this node (state; memory too for MPI_Win_allocate). */
 int ompi_osc_fabric_shared_create(ompi_osc_fabric_module_t *module, oscf_win_params *params,
                                   void **base);
+int ompi_osc_fabric_node_create(ompi_osc_fabric_module_t *module, oscf_win_params *params,
+                                void **base);
 int ompi_osc_fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size, int *disp_unit,
                                  void *baseptr);
 

@@ -103,6 +103,16 @@ static int component_register(void)
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &c->progress_thread);
 
+    c->node_direct = true;
+    (void) mca_base_component_var_register(v, "node_direct",
+        "Reach peers on the same node directly: MPI_Win_allocate and MPI_Win_allocate_shared "
+        "memory and every window's lock and synchronization words live in shared memory, and "
+        "puts, gets, accumulates and locks to on-node peers are loads, stores and CPU atomics "
+        "with no message. Off: on-node peers go through libfabric like any other, for "
+        "comparison (perf/README.md has both)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->node_direct);
+
     c->accumulate_path = "auto";
     (void) mca_base_component_var_register(v, "accumulate_path",
         "How accumulates travel: \"auto\" (native libfabric atomics where the provider executes "
@@ -213,6 +223,7 @@ static int ensure_engine(void)
         .job_is_node_local = !ompi_group_have_remote_peers(ompi_mpi_comm_world.comm.c_local_group),
         .progress_thread = c->progress_thread,
         .oversubscribed = node_oversubscribed(),
+        .node_direct = c->node_direct,
     };
     const char *path = NULL != c->accumulate_path ? c->accumulate_path : "auto";
     if (0 == strcmp(path, "am")) {
@@ -312,6 +323,9 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
         /* Collective inside: every rank enters it, or none. */
         rc = ompi_osc_fabric_agree(module->comm, rc);
         if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_shared_create(module, &params, &local_base);
+    } else if (c->node_direct) {
+        rc = ompi_osc_fabric_agree(module->comm, rc);
+        if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_node_create(module, &params, &local_base);
     } else if (OMPI_SUCCESS == rc) {
         rc = ompi_osc_fabric_status(oscf_win_create(c->engine, &params, &module->win, &local_base));
     }

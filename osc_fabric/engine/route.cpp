@@ -1,0 +1,113 @@
+// Which road an operation to a peer takes, and the direct road itself (node_link.h).
+//
+// A peer whose window lives in our node segment (Peer::node linked, ourselves included)
+// is reached with memory copies and CPU atomics, except where that would not be atomic
+// with what others do to the same words:
+//   - put, get: direct where the peer's window memory is in the segment too (allocated
+//     windows; MPI makes conflicting puts erroneous, so nothing to keep atomic);
+//   - accumulate family of type T: direct unless T travels as native fabric atomics
+//     (AtomicCaps). A NIC's or provider's atomic is not atomic with a CPU's on the same
+//     word, so when off-node origins use native atomics for T, on-node ones must too.
+//     Otherwise every update of T at this target, from on-node origins' CPUs and from
+//     this engine serving active messages of off-node ones, goes through node_atomics.h;
+//   - lock and synchronization words: direct unless 64-bit integers are native, by the
+//     same rule (lock words are 64-bit fetch-and-add and compare-and-swap).
+// Direct operations are complete when they return, so flush has nothing to wait for on
+// them, and no target progress is ever needed.
+#include <atomic>
+#include <cstring>
+
+#include "atomic_types.h"
+#include "window.h"
+
+using namespace oscf;
+
+bool oscf_win::direct_memory(const Peer &p) const { return p.node.has_memory(); }
+
+bool oscf_win::direct_accumulate(const Peer &p, oscf_type t) const {
+    return p.node.has_memory() && !eng_.caps.native(t);
+}
+
+bool oscf_win::direct_words(const Peer &p) const {
+    return p.node.linked() && !eng_.caps.native(OSCF_TYPE_UINT64);
+}
+
+int oscf_win::direct_transfer(Guard &lk, Dir dir, Peer &p, char *local, const Where &w) {
+    // A lock request that travelled as a message (lock.cpp) must be granted first.
+    int rc = await_grant(lk, p);
+    if (rc) return rc;
+    char *there = p.node.mem() + w.am_offset;
+    if (dir == Dir::write)
+        std::memmove(there, local, w.span);
+    else
+        std::memmove(local, there, w.span);
+    ++stats.direct_rma;
+    return OSCF_OK;
+}
+
+// Before a direct accumulate: a lock request that travelled as a message granted, and
+// where an ordering is asked for, earlier accumulates to p still in flight (another
+// type's native atomics, a batch) complete.
+int oscf_win::direct_ready(Guard &lk, Peer &p) {
+    int rc = await_grant(lk, p);
+    if (rc || acc_ordering_ == 0 || (!p.batch_records && p.acc.idle())) return rc;
+    if (p.batch_records && (rc = send_batch(p))) return rc;
+    ++stats.ordering_waits;
+    return wait_idle(lk, p.acc);
+}
+
+int oscf_win::direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result,
+                                      size_t count, oscf_type type, oscf_op op, const Where &w) {
+    int rc = direct_ready(lk, p);
+    if (rc) return rc;
+    node_accumulate(op, type, p.node.mem() + w.am_offset, origin, result, count, p.node.acc_lock());
+    ++stats.direct_atomics;
+    return OSCF_OK;
+}
+
+int oscf_win::direct_compare_swap(Guard &lk, Peer &p, const void *origin, const void *compare,
+                                  void *result, oscf_type type, const Where &w) {
+    int rc = direct_ready(lk, p);
+    if (rc) return rc;
+    node_compare_swap(type, p.node.mem() + w.am_offset, origin, compare, result, p.node.acc_lock());
+    ++stats.direct_atomics;
+    return OSCF_OK;
+}
+
+uint64_t oscf_win::direct_word(Peer &p, uint64_t offset, bool cas, uint64_t operand, uint64_t compare) {
+    ++stats.direct_words;
+    uint64_t *word = p.node.word(offset);
+    return cas ? word_compare_swap(word, compare, operand) : word_fetch_add(word, operand);
+}
+
+void oscf_win::direct_store_word(Peer &p, uint64_t offset, uint64_t value) {
+    ++stats.direct_words;
+    __atomic_store_n(p.node.word(offset), value, __ATOMIC_RELEASE);  // after our copies
+}
+
+// Target side: an accumulate this engine applies (an active message, a batch record,
+// our own emulated update) to its window memory. With a node segment it must take the
+// road on-node origins take to the same memory.
+void oscf_win::apply_here(oscf_op op, oscf_type type, char *target, const char *origin,
+                          char *result, size_t count) {
+    const Peer &self = peers_[static_cast<size_t>(rank_)];
+    // A byte is written whole by any store, so byte REPLACE (packed and batched puts)
+    // stays a copy.
+    if (self.node.has_memory() && !(op == OSCF_OP_REPLACE && type_size(type) == 1 && !result)) {
+        node_accumulate(op, type, target, origin, result, count, self.node.acc_lock());
+        return;
+    }
+    if (result) std::memmove(result, target, count * type_size(type));
+    apply_reduction(op, type, target, origin, count);
+}
+
+void oscf_win::compare_swap_here(oscf_type type, char *target, const void *origin,
+                                 const void *compare, void *result) {
+    const Peer &self = peers_[static_cast<size_t>(rank_)];
+    if (self.node.has_memory()) {
+        node_compare_swap(type, target, origin, compare, result, self.node.acc_lock());
+        return;
+    }
+    std::memmove(result, target, type_size(type));
+    apply_compare_swap(type, target, origin, compare);
+}
