@@ -15,12 +15,21 @@
  *      bits where the type has them) if the location holds 0.  Exactly one
  *      rank fetches 0 (the winner); every other rank fetches the winner's
  *      value; the location ends with the winner's value.
+ *   4. Types no CPU atomic covers, and a misaligned element: every rank adds
+ *      1 K_WIDE times to a long double, (1, 2) to a double complex and 1 to
+ *      an int64_t at a displacement that is not a multiple of 8, and
+ *      fetches-and-adds 1 K_WIDE times on a second long double. Sums are
+ *      exact; the fetched values, gathered and sorted, are 0 .. n*K_WIDE-1.
+ *      With on-node peers reached directly these take the target's
+ *      accumulate lock, which its engine takes too for off-node origins.
  * Window memory is written and read by its owner only under a lock on
  * itself, separated from the RMA phases by barriers.
  */
 #include "check.h"
 
+#include <complex.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define K_ACC 100
 #define FLUSH_EVERY 25
@@ -28,7 +37,10 @@
 #define K_FOP 64
 #define CAS_ROUNDS 16
 
-enum { OFF_ACC = 0, OFF_LOCK = 8, OFF_FOP = 16, OFF_CAS = 24, WIN_BYTES = 64 };
+#define K_WIDE 64
+
+enum { OFF_ACC = 0, OFF_LOCK = 8, OFF_FOP = 16, OFF_CAS = 24, OFF_LD = 32, OFF_CPLX = 48,
+       OFF_MISALIGNED = 68, OFF_LD_FETCH = 80, WIN_BYTES = 128 };
 
 struct itype {
     const char *name;
@@ -278,6 +290,65 @@ static void test_cas(const struct ctx *c, const struct itype *t)
     free(all);
 }
 
+static int cmp_ld(const void *a, const void *b)
+{
+    long double x = *(const long double *)a, y = *(const long double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_wide(const struct ctx *c)
+{
+    if (c->rank == 0) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, c->win));
+        memset(c->base + OFF_LD, 0, WIN_BYTES - OFF_LD);
+        CHECK_MPI(MPI_Win_unlock(0, c->win));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const long double one = 1.0L;
+    const double _Complex step = 1.0 + 2.0 * I;
+    const int64_t one64 = 1;
+    long double *fetched = malloc(sizeof(long double) * K_WIDE);
+    CHECK_MPI(MPI_Win_lock_all(0, c->win));
+    for (int k = 0; k < K_WIDE; k++) {
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG_DOUBLE, 0, OFF_LD, 1, MPI_LONG_DOUBLE, MPI_SUM, c->win));
+        CHECK_MPI(MPI_Accumulate(&step, 1, MPI_C_DOUBLE_COMPLEX, 0, OFF_CPLX, 1, MPI_C_DOUBLE_COMPLEX,
+                                 MPI_SUM, c->win));
+        CHECK_MPI(MPI_Accumulate(&one64, 1, MPI_INT64_T, 0, OFF_MISALIGNED, 1, MPI_INT64_T, MPI_SUM, c->win));
+        CHECK_MPI(MPI_Get_accumulate(&one, 1, MPI_LONG_DOUBLE, &fetched[k], 1, MPI_LONG_DOUBLE, 0,
+                                     OFF_LD_FETCH, 1, MPI_LONG_DOUBLE, MPI_SUM, c->win));
+        CHECK_MPI(MPI_Win_flush(0, c->win));
+    }
+    CHECK_MPI(MPI_Win_unlock_all(c->win));
+    long double *all = c->rank == 0 ? malloc(sizeof(long double) * K_WIDE * (size_t)c->n) : NULL;
+    MPI_Gather(fetched, K_WIDE, MPI_LONG_DOUBLE, all, K_WIDE, MPI_LONG_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (c->rank == 0) {
+        const int total = K_WIDE * c->n;
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, c->win));
+        long double ld, ldf;
+        double _Complex cx;
+        int64_t mis;
+        memcpy(&ld, c->base + OFF_LD, sizeof ld);
+        memcpy(&cx, c->base + OFF_CPLX, sizeof cx);
+        memcpy(&mis, c->base + OFF_MISALIGNED, sizeof mis);
+        memcpy(&ldf, c->base + OFF_LD_FETCH, sizeof ldf);
+        CHECK_MPI(MPI_Win_unlock(0, c->win));
+        CHECK(ld == (long double)total, "long double sum is %Lg, expected %d", ld, total);
+        CHECK(creal(cx) == total && cimag(cx) == 2.0 * total,
+              "double complex sum is (%g, %g), expected (%d, %d)", creal(cx), cimag(cx), total, 2 * total);
+        CHECK(mis == total, "misaligned int64_t sum is %lld, expected %d", (long long)mis, total);
+        CHECK(ldf == (long double)total, "long double fetch-and-add counter is %Lg, expected %d", ldf, total);
+        qsort(all, (size_t)total, sizeof *all, cmp_ld);
+        int wrong = 0;
+        for (int i = 0; i < total; i++) wrong += all[i] != (long double)i;
+        CHECK(wrong == 0, "%d of %d fetched long double values are not 0..%d once each", wrong, total,
+              total - 1);
+    }
+    free(all);
+    free(fetched);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -299,6 +370,7 @@ int main(int argc, char **argv)
         test_fetch_and_op(&c, &types[i]);
         test_cas(&c, &types[i]);
     }
+    test_wide(&c);
 
     CHECK_MPI(MPI_Win_free(&c.win));
     return check_finish();

@@ -1,13 +1,17 @@
 /*
  * Passive target without the target: rank 0 computes outside MPI for BUSY seconds
- * while every other rank locks it, puts, gets and unlocks. Run with
- * OMPI_MCA_osc_fabric_progress_thread=1 the origins must finish well before rank 0
- * comes back into MPI (each origin's epoch under half of BUSY), and the data must be
- * right. Without the thread the same program shows the origins waiting for the target.
- *   progress_thread [BUSY_SECONDS]   (default 2)
+ * while every other rank locks it, puts, gets, accumulates, fetches-and-adds,
+ * compares-and-swaps and unlocks. The origins must finish well before rank 0 comes
+ * back into MPI (each origin's epoch under half of BUSY), and the data must be right,
+ *   - run with OMPI_MCA_osc_fabric_progress_thread=1, or
+ *   - with "direct": on-node peers reached through the node segment need nobody's
+ *     progress at all (engine/route.cpp).
+ * Without either the same program shows the origins waiting for the target.
+ *   progress_thread [BUSY_SECONDS [direct]]   (default 2)
  */
 #include <mpi.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -20,13 +24,16 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const double busy = argc > 1 ? atof(argv[1]) : 2.0;
     const char *thread = getenv("OMPI_MCA_osc_fabric_progress_thread");
-    const int expect_fast = thread && atoi(thread) != 0;
+    const int direct = argc > 2 && 0 == strcmp(argv[2], "direct");
+    const int expect_fast = (thread && atoi(thread) != 0) || direct;
 
     long *mem;
     MPI_Win win;
-    MPI_Win_allocate((MPI_Aint) (size * sizeof(long)), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
-                     &win);
+    /* A slot per origin, then a counter everyone adds to. */
+    MPI_Win_allocate((MPI_Aint) ((size + 1) * sizeof(long)), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &mem, &win);
     for (int i = 0; i < size; i++) mem[i] = -1;
+    mem[size] = 0;
     MPI_Barrier(MPI_COMM_WORLD);
 
     double epoch = 0;
@@ -36,24 +43,31 @@ int main(int argc, char **argv)
         double t0 = MPI_Wtime();
         while (MPI_Wtime() - t0 < busy) x += 1e-9;
     } else {
-        long v = 1000 + rank, back = 0;
+        long v = 1000 + rank, back = 0, one = 1, old = -1, swap = 2000 + rank, seen = 0;
         double t0 = MPI_Wtime();
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
         MPI_Put(&v, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win);
         MPI_Win_flush(0, win);
         MPI_Get(&back, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win);
+        MPI_Accumulate(&one, 1, MPI_LONG, 0, size, 1, MPI_LONG, MPI_SUM, win);
+        MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, size, MPI_SUM, win);
+        MPI_Compare_and_swap(&swap, &v, &seen, MPI_LONG, 0, rank, win);
         MPI_Win_unlock(0, win);
         epoch = MPI_Wtime() - t0;
         CHECK(back == v, "read back %ld, wrote %ld", back, v);
+        CHECK(old >= 1 && old < 2 * size, "fetch-and-add fetched %ld", old);
+        CHECK(seen == v, "compare-and-swap found %ld, expected %ld", seen, v);
         if (expect_fast)
             CHECK(epoch < busy / 2, "lock/put/get/unlock took %.3f s while the target computed %.1f s",
                   epoch, busy);
-        printf("rank %d: epoch on a computing target took %.6f s (progress thread %s)\n", rank, epoch,
-               expect_fast ? "on" : "off");
+        printf("rank %d: epoch on a computing target took %.6f s (%s)\n", rank, epoch,
+               direct ? "on-node, direct" : expect_fast ? "progress thread" : "no progress thread");
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    if (0 == rank)
-        for (int o = 1; o < size; o++) CHECK(mem[o] == 1000 + o, "slot %d holds %ld", o, mem[o]);
+    if (0 == rank) {
+        for (int o = 1; o < size; o++) CHECK(mem[o] == 2000 + o, "slot %d holds %ld", o, mem[o]);
+        CHECK(mem[size] == 2L * (size - 1), "counter holds %ld, expected %ld", mem[size], 2L * (size - 1));
+    }
     MPI_Win_free(&win);
     return check_finish();
 }

@@ -18,8 +18,9 @@
  *   reqerr:   request-based put and accumulate to a region the target has
  *             detached since the origin's last epoch: MPI_ERR_RMA_RANGE from the
  *             call. Detached during the epoch, after the origin last looked: a
- *             request-based accumulate fails at the target, and MPI_Wait reports
- *             MPI_ERR_RMA_RANGE through the window's error handler.
+ *             request-based accumulate fails, and MPI_Wait reports it through the
+ *             window's error handler (MPI_ERR_RMA_RANGE where the target's engine
+ *             finds it; with native atomics the provider's error).
  */
 #include "check.h"
 
@@ -442,16 +443,12 @@ static void test_request_errors(void)
     check_where("reqerr: MPI_Raccumulate detached during the epoch");
     rc = call_then_wait(MPI_Raccumulate(src, 4, MPI_INT, target, bases[target], 4, MPI_INT, MPI_SUM,
                                         win, &req), &req);
-    CHECK(check_error_class(rc) == MPI_ERR_RMA_RANGE, "reqerr: MPI_Raccumulate in the epoch gave %s",
-          check_class_name(check_error_class(rc)));
+    CHECK(rc != MPI_SUCCESS, "reqerr: MPI_Raccumulate in the epoch succeeded");
     int res[4];
     rc = call_then_wait(MPI_Rget_accumulate(src, 4, MPI_INT, res, 4, MPI_INT, target, bases[target], 4,
                                             MPI_INT, MPI_SUM, win, &req), &req);
-    CHECK(check_error_class(rc) == MPI_ERR_RMA_RANGE, "reqerr: MPI_Rget_accumulate in the epoch gave %s",
-          check_class_name(check_error_class(rc)));
-    rc = MPI_Win_unlock(target, win);
-    CHECK(rc == MPI_SUCCESS || check_error_class(rc) == MPI_ERR_RMA_RANGE,
-          "reqerr: unlock after the failures gave %s", check_class_name(check_error_class(rc)));
+    CHECK(rc != MPI_SUCCESS, "reqerr: MPI_Rget_accumulate in the epoch succeeded");
+    (void)MPI_Win_unlock(target, win); /* may repeat the error; must not hang */
     MPI_Barrier(MPI_COMM_WORLD);
     for (int k = 0; k < 64; k++) CHECK(mem[k] == 0, "reqerr: detached memory changed at %d", k);
     MPI_Win_free(&win);
