@@ -4,6 +4,8 @@
  */
 #include "osc_fabric.h"
 
+#include "ompi/datatype/ompi_datatype.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +46,22 @@ static int prepare(rma_args *a, bool is_put, const void *origin_addr, int origin
     a->segs = a->inline_segs;
     a->n = 0;
     a->cap = sizeof(a->inline_segs) / sizeof(a->inline_segs[0]);
+    /* Both sides one block of the same size (most calls): one segment, no convertor.
+     * On-node peers reached directly are a memcpy away, so this walk was most of a put. */
+    size_t osize = 0, tsize = 0;
+    ompi_datatype_type_size(origin_dt, &osize);
+    ompi_datatype_type_size(target_dt, &tsize);
+    if (origin_count > 0 && target_count > 0 && osize * (size_t) origin_count == tsize * (size_t) target_count &&
+        ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count) &&
+        ompi_datatype_is_contiguous_memory_layout(target_dt, target_count)) {
+        ptrdiff_t olb = 0, tlb = 0, ext = 0;
+        ompi_datatype_get_true_extent(origin_dt, &olb, &ext);
+        ompi_datatype_get_true_extent(target_dt, &tlb, &ext);
+        a->segs[0] = (oscf_segment){.origin = (char *) origin_addr + olb, .target_offset = tlb,
+                                    .len = osize * (size_t) origin_count};
+        a->n = 0 == a->segs[0].len ? 0 : 1;
+        return OMPI_SUCCESS;
+    }
     ompi_osc_fabric_pieces o, t;
     int rc = ompi_osc_fabric_pieces_of(origin_dt, origin_count, origin_addr, &o);
     if (OMPI_SUCCESS != rc) return rc;
