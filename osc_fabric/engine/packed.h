@@ -32,9 +32,9 @@ public:
     Packed(const Packed &) = delete;
     Packed &operator=(const Packed &) = delete;
 
-    // Worth it for an operation of n pieces? Not where those pieces are memory copies
-    // already (ourselves, an on-node peer reached directly).
-    static bool wanted(size_t n, bool copies) { return n > 1 && !copies; }
+    // Worth it for an operation of n pieces? Not to ourselves: those pieces are memory
+    // copies already (as they are to on-node peers reached directly, route.cpp).
+    static bool wanted(size_t n, bool self) { return n > 1 && !self; }
     bool takes(size_t len) const { return len <= kPackedSegmentMax; }
     // One piece: len bytes at local, at offset (AmHeader::offset) in the target.
     int add(char *local, size_t len, uint64_t offset);

@@ -83,10 +83,10 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
     if (!rc && notify) rc = check_request_epoch(target, dir == Dir::write ? "put" : "get");
     if (rc) return rc;
     OpScope scope(peers_[static_cast<size_t>(target)].ops, notify);
+    if (direct_memory(peers_[static_cast<size_t>(target)]))
+        return finish(lk, scope, direct_transfer_all(lk, dir, target, segs, n, disp));
     Packed packed(*this, peers_[static_cast<size_t>(target)], dir, scope);
-    Packed *pk = Packed::wanted(n, direct_memory(peers_[static_cast<size_t>(target)]) || target == rank_)
-                     ? &packed
-                     : nullptr;
+    Packed *pk = Packed::wanted(n, target == rank_) ? &packed : nullptr;
     for (size_t i = 0; i < n && rc == OSCF_OK; ++i)
         rc = transfer(lk, dir, target, segs[i].origin, segs[i].len, disp, segs[i].target_offset, scope, pk);
     if (rc == OSCF_OK && pk) rc = pk->finish();
@@ -119,7 +119,6 @@ int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const 
     const size_t len = w.span;
     Peer &p = peers_[static_cast<size_t>(target)];
     int rc;
-    if (direct_memory(p)) return direct_transfer(lk, dir, p, local, w);
     if (target == rank_) {
         std::memmove(write ? w.local : local, write ? local : w.local, len);
         return OSCF_OK;

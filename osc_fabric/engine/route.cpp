@@ -32,16 +32,33 @@ bool oscf_win::direct_words(const Peer &p) const {
     return p.node.linked() && !eng_.caps.native(OSCF_TYPE_UINT64);
 }
 
-int oscf_win::direct_transfer(Guard &lk, Dir dir, Peer &p, char *local, const Where &w) {
-    // A lock request that travelled as a message (lock.cpp) must be granted first.
-    int rc = await_grant(lk, p);
-    if (rc) return rc;
-    char *there = p.node.mem() + w.am_offset;
-    if (dir == Dir::write)
-        std::memmove(there, local, w.span);
-    else
-        std::memmove(local, there, w.span);
-    ++stats.direct_rma;
+// All pieces of one put or get to a peer whose window memory we map (never dynamic:
+// attached memory is the user's). One epoch check and one grant for the operation,
+// then a bounds check and a copy per piece: a derived datatype's thousands of pieces
+// cost what their copies cost.
+int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs,
+                                  size_t n, int64_t disp) {
+    const char *what = dir == Dir::write ? "put" : "get";
+    Peer &p = peers_[static_cast<size_t>(target)];
+    int rc = begin_access(lk, target, what);
+    if (rc || (rc = await_grant(lk, p))) return rc;
+    for (size_t i = 0; i < n; ++i) {  // every piece in range before anything moves
+        uint64_t off;
+        if ((rc = target_offset(disp, p.disp_unit, segs[i].target_offset, segs[i].len, p.size, target,
+                                what, &off)))
+            return rc;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        // Checked above: the offset is within the window, so it fits.
+        char *there = p.node.mem() + static_cast<uint64_t>(static_cast<__int128>(disp) * p.disp_unit +
+                                                           segs[i].target_offset);
+        auto *local = static_cast<char *>(segs[i].origin);
+        if (dir == Dir::write)
+            std::memmove(there, local, segs[i].len);
+        else
+            std::memmove(local, there, segs[i].len);
+    }
+    stats.direct_rma += n;
     return OSCF_OK;
 }
 

@@ -9,8 +9,9 @@
 // rma.cpp (put/get), packed.cpp (many small segments of one put or get in few
 // messages), accumulate.cpp (the accumulate family on both paths and its ordering),
 // accumulate_batch.cpp (coalescing emulated accumulates), flush.cpp (completion waits),
-// pscw.cpp (general active target), dynamic.cpp (attached regions), shared.cpp
-// (MPI_Win_allocate_shared's segment).
+// pscw.cpp (general active target), dynamic.cpp (attached regions), shared.cpp (the
+// node segment), route.cpp (which road an operation takes; the direct road to peers
+// on this node, with node_link.h and node_atomics.h).
 #pragma once
 
 #include <cstdint>
@@ -184,7 +185,8 @@ private:
     bool direct_memory(const Peer &p) const;
     bool direct_accumulate(const Peer &p, oscf_type t) const;
     bool direct_words(const Peer &p) const;
-    int direct_transfer(Guard &lk, Dir dir, Peer &p, char *local, const Where &w);
+    int direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
+                            int64_t disp);
     int direct_ready(Guard &lk, Peer &p);
     int direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
                                 oscf_type type, oscf_op op, const Where &w);
