@@ -32,9 +32,15 @@ int oscf_win::map_shared(const oscf_win_params &p) {
         return OSCF_ERR_NO_MEM;
     }
     int rc = OSCF_OK;
-    if (p.shared_create && ftruncate(fd, static_cast<off_t>(p.shared_total)) != 0) {
-        log(0, "ftruncate of shared segment to %zu bytes: %s", p.shared_total, std::strerror(errno));
-        rc = OSCF_ERR_NO_MEM;
+    // Reserve the pages now: a tmpfs too small for the segment (a container's 64 MiB
+    // /dev/shm) then fails here, with a reason, instead of SIGBUS at first touch.
+    if (p.shared_create) {
+        int err = posix_fallocate(fd, 0, static_cast<off_t>(p.shared_total));
+        if (err) {
+            log(1, "reserving a node segment of %zu bytes in /dev/shm: %s", p.shared_total,
+                std::strerror(err));
+            rc = OSCF_ERR_NO_MEM;
+        }
     }
     if (rc == OSCF_OK) {
         void *a = mmap(nullptr, p.shared_total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -78,9 +78,10 @@ static int create_in_segment(ompi_communicator_t *node, oscf_win_params *params,
     rc = 0 == me ? ompi_osc_fabric_status(oscf_win_create(mca_osc_fabric_component.engine, params, win, base))
                  : OMPI_SUCCESS;
     rc = ompi_osc_fabric_agree(node, rc);
-    if (OMPI_SUCCESS != rc) return rc;
-    if (0 != me) rc = ompi_osc_fabric_status(oscf_win_create(mca_osc_fabric_component.engine, params, win, base));
+    if (OMPI_SUCCESS == rc && 0 != me)
+        rc = ompi_osc_fabric_status(oscf_win_create(mca_osc_fabric_component.engine, params, win, base));
     rc = ompi_osc_fabric_agree(node, rc);
+    /* Mapped by all, or failed somewhere: either way the name goes. */
     if (0 == me) (void) oscf_shared_unlink(name);
     params->shared_name = NULL; /* name was ours: the engine copied what it needs */
     return rc;
@@ -114,15 +115,24 @@ int ompi_osc_fabric_node_create(ompi_osc_fabric_module_t *module, oscf_win_param
     int rc = ompi_comm_split_type(module->comm, MPI_COMM_TYPE_SHARED, 0, NULL, &node);
     rc = ompi_osc_fabric_agree(module->comm, rc);
     if (OMPI_SUCCESS != rc) return rc;
-    if (1 == ompi_comm_size(node)) {
-        /* Alone on this node: nobody to share with. */
-        rc = ompi_osc_fabric_status(oscf_win_create(mca_osc_fabric_component.engine, params,
-                                                    &module->win, base));
-    } else {
-        rc = create_in_segment(node, params, memory, false, true, NULL, NULL, NULL, &module->win, base);
-    }
+    /* Alone on this node there is nobody to share with. */
+    rc = 1 == ompi_comm_size(node)
+             ? ompi_osc_fabric_status(oscf_win_create(mca_osc_fabric_component.engine, params,
+                                                      &module->win, base))
+             : create_in_segment(node, params, memory, false, true, NULL, NULL, NULL, &module->win, base);
     ompi_comm_free(&node);
-    return rc;
+    rc = ompi_osc_fabric_agree(module->comm, rc);
+    if (OMPI_SUCCESS == rc) return rc;
+    /* Some node has no segment (/dev/shm too small: the engine logged why): every
+     * process makes the window again without one, on-node peers reached through
+     * libfabric. */
+    if (NULL != module->win) {
+        (void) oscf_win_destroy(module->win);
+        module->win = NULL;
+    }
+    params->shared_name = NULL;
+    return ompi_osc_fabric_status(oscf_win_create(mca_osc_fabric_component.engine, params,
+                                                  &module->win, base));
 }
 
 int ompi_osc_fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size, int *disp_unit,
