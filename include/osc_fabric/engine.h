@@ -199,6 +199,14 @@ int oscf_win_putv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
                   int64_t target_disp, const oscf_notify *notify);
 int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
                   int64_t target_disp, const oscf_notify *notify);
+/* Where a put (is_put) or get of the target's bytes [offset, offset + len) past
+ * target_disp can be done by the caller with loads and stores: the target is on this
+ * node with its window memory in our mapping (engine/route.cpp), and the checks a put
+ * or get makes (epoch, range, a pending lock grant) passed. *where is then that first
+ * byte; NULL, with OSCF_OK, when the target is not reached that way (use putv/getv).
+ * The copy is complete when the caller's last store is: nothing to flush. */
+int oscf_win_direct_span(oscf_win *win, int target, int64_t target_disp, int64_t offset,
+                         size_t len, int is_put, void **where);
 
 /* ---- accumulate family --------------------------------------------------------- */
 

@@ -202,6 +202,15 @@ int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
     });
 }
 
+int oscf_win_direct_span(oscf_win *win, int target, int64_t disp, int64_t offset, size_t len,
+                         int is_put, void **where) {
+    if (!where) return OSCF_ERR_ARG;
+    *where = nullptr;
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        return w.direct_span(lk, target, disp, offset, len, is_put != 0, where);
+    });
+}
+
 int oscf_win_fence(oscf_win *win, int assert_bits) {
     return with_window(__func__, win,
                        [&](oscf_win &w, Guard &lk) { return w.fence(lk, assert_bits); });

@@ -62,6 +62,22 @@ int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_seg
     return OSCF_OK;
 }
 
+int oscf_win::direct_span(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, bool put,
+                          void **where) {
+    *where = nullptr;
+    int rc = check_target(target);
+    if (rc || !direct_memory(peers_[static_cast<size_t>(target)])) return rc;
+    const char *what = put ? "put" : "get";
+    Peer &p = peers_[static_cast<size_t>(target)];
+    uint64_t off;
+    if ((rc = begin_access(lk, target, what)) || (rc = await_grant(lk, p)) ||
+        (rc = target_offset(disp, p.disp_unit, offset, len, p.size, target, what, &off)))
+        return rc;
+    ++stats.direct_rma;
+    *where = p.node.mem() + off;
+    return OSCF_OK;
+}
+
 // Before a direct accumulate: a lock request that travelled as a message granted, and
 // where an ordering is asked for, earlier accumulates to p still in flight (another
 // type's native atomics, a batch) complete.

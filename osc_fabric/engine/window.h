@@ -81,6 +81,11 @@ struct oscf_win {
     int flush(Guard &lk, int target);  // target < 0: all
     int sync(Guard &lk);
 
+    // route.cpp: a span of an on-node peer's window memory the caller may copy to or
+    // from itself (a derived datatype's layout on both sides), or nullptr.
+    int direct_span(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, bool put,
+                    void **where);
+
     oscf_engine &engine() const { return eng_; }
     // No exclusive holder has our lock word: held shared requests may be granted now.
     bool shared_grantable() const;

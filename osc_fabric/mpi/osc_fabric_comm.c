@@ -84,6 +84,58 @@ static int run(void *arg, const oscf_notify *notify)
     return ompi_osc_fabric_status(rc);
 }
 
+/* A derived-datatype put or get to an on-node peer whose window memory we map: Open MPI's
+ * datatype engine copies between the two layouts at once, as osc/sm does, instead of
+ * cutting them into thousands of segments. */
+typedef struct direct_copy {
+    bool is_put;
+    const void *origin;
+    int origin_count, target_count;
+    ompi_datatype_t *origin_dt, *target_dt;
+    char *target; /* where the target datatype's displacement 0 lies in our mapping */
+} direct_copy;
+
+static int copy_now(void *arg, const oscf_notify *notify)
+{
+    const direct_copy *c = arg;
+    int rc = c->is_put ? ompi_datatype_sndrcv(c->origin, c->origin_count, c->origin_dt, c->target,
+                                              c->target_count, c->target_dt)
+                       : ompi_datatype_sndrcv(c->target, c->target_count, c->target_dt,
+                                              (void *) c->origin, c->origin_count, c->origin_dt);
+    if (OMPI_SUCCESS == rc && NULL != notify) notify->fn(notify->arg, OSCF_OK); /* complete now */
+    return rc;
+}
+
+/* Fills c and returns true when the engine reaches target directly and the call can be
+ * one datatype copy; *rc holds an error from the engine's checks (epoch, range). */
+static bool direct_copy_of(direct_copy *c, bool is_put, const void *origin_addr, int origin_count,
+                           ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
+                           int target_count, ompi_datatype_t *target_dt, struct ompi_win_t *win,
+                           int *rc)
+{
+    *rc = OMPI_SUCCESS;
+    size_t osize = 0, tsize = 0;
+    ompi_datatype_type_size(origin_dt, &osize);
+    ompi_datatype_type_size(target_dt, &tsize);
+    ptrdiff_t lb = 0, extent = 0, tlb = 0, textent = 0;
+    ompi_datatype_get_extent(target_dt, &lb, &extent);
+    ompi_datatype_get_true_extent(target_dt, &tlb, &textent);
+    /* Mismatched or empty calls take the general path, which reports or skips them. */
+    if (MPI_PROC_NULL == target || origin_count <= 0 || target_count <= 0 || 0 == tsize ||
+        osize * (size_t) origin_count != tsize * (size_t) target_count || extent < 0 || textent < 0)
+        return false;
+    /* Every byte the target datatype touches, from its true lower bound. */
+    const size_t span = (size_t) (target_count - 1) * (size_t) extent + (size_t) textent;
+    void *where = NULL;
+    *rc = ompi_osc_fabric_status(oscf_win_direct_span(ompi_osc_fabric_win(win), target, target_disp,
+                                                      tlb, span, is_put, &where));
+    if (OMPI_SUCCESS != *rc || NULL == where) return OMPI_SUCCESS != *rc;
+    *c = (direct_copy){.is_put = is_put, .origin = origin_addr, .origin_count = origin_count,
+                       .target_count = target_count, .origin_dt = origin_dt, .target_dt = target_dt,
+                       .target = (char *) where - tlb};
+    return true;
+}
+
 /* prepare, run (directly or as a request), release. */
 static int move(bool is_put, const void *origin_addr, int origin_count,
                 struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
@@ -92,6 +144,19 @@ static int move(bool is_put, const void *origin_addr, int origin_count,
 {
     rma_args a;
     if (MPI_PROC_NULL == target && NULL == request) return OMPI_SUCCESS;
+    /* One block on each side is already one segment (prepare); anything else to a
+     * direct peer is one datatype copy. */
+    if (!(ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count) &&
+          ompi_datatype_is_contiguous_memory_layout(target_dt, target_count))) {
+        direct_copy c;
+        int rc;
+        if (direct_copy_of(&c, is_put, origin_addr, origin_count, origin_dt, target, target_disp,
+                           target_count, target_dt, win, &rc)) {
+            if (OMPI_SUCCESS != rc) return rc;
+            return NULL == request ? copy_now(&c, NULL)
+                                   : ompi_osc_fabric_request_start(win, target, copy_now, &c, request);
+        }
+    }
     int rc = prepare(&a, is_put, origin_addr, origin_count, origin_dt, target, target_disp,
                      target_count, target_dt, win);
     if (OMPI_SUCCESS != rc) return rc;
