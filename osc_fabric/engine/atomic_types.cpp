@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 namespace oscf {
 namespace {
@@ -56,17 +57,19 @@ const int kFiOps[OSCF_OP_COUNT] = {
 
 // Every element goes through a copy: the operands need not be aligned for T (records
 // in a batch are 8-byte aligned, and a window's user may place a long double pair at
-// any displacement), and vector loads of a misaligned pair fault.
+// any displacement), and vector loads of a misaligned pair fault. The copy is a byte
+// buffer, not a T: a long double's padding then goes back to the target as it was,
+// where a T local lets the compiler keep only the value and store stack bytes.
 template <class T, class F>
 void each_element(void *target, const void *origin, size_t n, F f) {
     auto *t = static_cast<char *>(target);
     const auto *o = static_cast<const char *>(origin);
     for (size_t i = 0; i < n; ++i, t += sizeof(T), o += sizeof(T)) {
-        T tv, ov;
-        std::memcpy(&tv, t, sizeof tv);
-        std::memcpy(&ov, o, sizeof ov);
-        f(tv, ov);
-        std::memcpy(t, &tv, sizeof tv);
+        alignas(T) unsigned char tb[sizeof(T)], ob[sizeof(T)];
+        std::memcpy(tb, t, sizeof tb);
+        std::memcpy(ob, o, sizeof ob);
+        f(*std::launder(reinterpret_cast<T *>(tb)), *std::launder(reinterpret_cast<const T *>(ob)));
+        std::memcpy(t, tb, sizeof tb);
     }
 }
 

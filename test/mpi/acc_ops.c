@@ -210,7 +210,15 @@ static void store_real(enum real r, unsigned char *p, long double v)
     switch (r) {
     case R_FLOAT: { float x = (float)v; memcpy(p, &x, sizeof x); break; }
     case R_DOUBLE: { double x = (double)v; memcpy(p, &x, sizeof x); break; }
-    case R_LDOUBLE: { long double x = v; memcpy(p, &x, sizeof x); break; }
+    case R_LDOUBLE: {
+        /* x87's long double is 10 value bytes in 16: the padding gets zeros, not the
+         * stack's bytes (valgrind follows them into the reductions). */
+        const long double x = v;
+        const size_t value_bytes = LDBL_MANT_DIG == 64 ? 10 : sizeof x;
+        memset(p, 0, sizeof x);
+        memcpy(p, &x, value_bytes);
+        break;
+    }
     case R_SHORT: { short x = (short)v; memcpy(p, &x, sizeof x); break; }
     case R_INT: { int x = (int)v; memcpy(p, &x, sizeof x); break; }
     case R_LONG: { long x = (long)v; memcpy(p, &x, sizeof x); break; }
