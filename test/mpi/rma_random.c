@@ -1190,52 +1190,8 @@ static void epoch_free(rr_epoch *ep)
  * shapes are byte shapes scaled by the struct size (displacements in bytes scale too). */
 static int pair_shape_build(const rr_shape *sh, int pt, int *count, MPI_Datatype *dt, bool *derived)
 {
-    MPI_Datatype base = pt_mpi(pt), v;
-    long S = pt_info[pt].size;
-    int rc = MPI_SUCCESS;
-    *derived = sh->kind != SH_BASIC;
-    *count = 1;
-    switch (sh->kind) {
-    case SH_BASIC:
-        *count = sh->n;
-        *dt = base;
-        return MPI_SUCCESS;
-    case SH_CONTIG: rc = MPI_Type_contiguous(sh->n, base, dt); break;
-    case SH_VECTOR: rc = MPI_Type_vector(sh->c, sh->b, sh->stride, base, dt); break;
-    case SH_VECTOR_N:
-        rc = MPI_Type_vector(sh->c, sh->b, sh->stride, base, dt);
-        *count = sh->m;
-        break;
-    case SH_CONTIG_VEC:
-        rc = MPI_Type_vector(sh->c, sh->b, sh->stride, base, &v);
-        if (rc == MPI_SUCCESS) rc = MPI_Type_contiguous(sh->m, v, dt);
-        MPI_Type_free(&v);
-        break;
-    case SH_RESIZED:
-        rc = MPI_Type_vector(sh->c, sh->b, sh->stride, base, &v);
-        if (rc == MPI_SUCCESS) rc = MPI_Type_create_resized(v, 0, shape_vec_extent(sh) * S, dt);
-        MPI_Type_free(&v);
-        *count = sh->m;
-        break;
-    case SH_INDEXED: {
-        int d[RR_MAXB];
-        for (int q = 0; q < sh->nb; q++) d[q] = (int) sh->disp[q];
-        rc = MPI_Type_indexed(sh->nb, sh->lens, d, base, dt);
-        break;
-    }
-    default: {
-        MPI_Aint d[RR_MAXB];
-        MPI_Datatype ts[RR_MAXB];
-        for (int q = 0; q < sh->nb; q++) {
-            d[q] = sh->disp[q] * S;
-            ts[q] = base;
-        }
-        rc = MPI_Type_create_struct(sh->nb, sh->lens, d, ts, dt);
-        break;
-    }
-    }
-    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(dt);
-    return rc;
+    const long S = pt_info[pt].size;
+    return shape_build_over(sh, pt_mpi(pt), S, S, count, dt, derived);
 }
 
 /* The (count, datatype) of one side (0 origin, 1 target, 2 result) of an operation. */

@@ -138,9 +138,12 @@ static inline void shape_free(rr_shape *sh)
 }
 
 /* The (count, datatype) pair describing the shape; *derived says whether to free it. */
-static inline int shape_build(const rr_shape *sh, int *count, MPI_Datatype *dt, bool *derived)
+/* The shape's datatype over base: a resized vector's extent is shape_vec_extent times
+ * extent_scale bytes, a struct's displacements are in units of disp_scale bytes. */
+static inline int shape_build_over(const rr_shape *sh, MPI_Datatype base, long extent_scale,
+                                   long disp_scale, int *count, MPI_Datatype *dt, bool *derived)
 {
-    MPI_Datatype base = bt_mpi(sh->bt), v;
+    MPI_Datatype v;
     int rc = MPI_SUCCESS;
     *derived = sh->kind != SH_BASIC;
     *count = 1;
@@ -166,7 +169,7 @@ static inline int shape_build(const rr_shape *sh, int *count, MPI_Datatype *dt, 
         break;
     case SH_RESIZED:
         rc = MPI_Type_vector(sh->c, sh->b, sh->stride, base, &v);
-        if (rc == MPI_SUCCESS) rc = MPI_Type_create_resized(v, 0, shape_vec_extent(sh), dt);
+        if (rc == MPI_SUCCESS) rc = MPI_Type_create_resized(v, 0, shape_vec_extent(sh) * extent_scale, dt);
         MPI_Type_free(&v);
         *count = sh->m;
         break;
@@ -180,7 +183,7 @@ static inline int shape_build(const rr_shape *sh, int *count, MPI_Datatype *dt, 
         MPI_Aint d[RR_MAXB];
         MPI_Datatype ts[RR_MAXB];
         for (int q = 0; q < sh->nb; q++) {
-            d[q] = sh->disp[q] * bt_size[sh->bt];
+            d[q] = sh->disp[q] * disp_scale;
             ts[q] = base;
         }
         rc = MPI_Type_create_struct(sh->nb, sh->lens, d, ts, dt);
@@ -189,6 +192,11 @@ static inline int shape_build(const rr_shape *sh, int *count, MPI_Datatype *dt, 
     }
     if (rc == MPI_SUCCESS) rc = MPI_Type_commit(dt);
     return rc;
+}
+
+static inline int shape_build(const rr_shape *sh, int *count, MPI_Datatype *dt, bool *derived)
+{
+    return shape_build_over(sh, bt_mpi(sh->bt), 1, bt_size[sh->bt], count, dt, derived);
 }
 
 static inline void shape_desc(const rr_shape *sh, char *buf, size_t len)

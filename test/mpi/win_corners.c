@@ -390,12 +390,25 @@ static int call_then_wait(int rc, MPI_Request *req)
     return MPI_Wait(req, &st);
 }
 
+/* The origin reads target's region (so it has looked at it), then every process
+ * detaches its own; with keep_epoch the origin's lock on target stays held. */
+static void get_then_detach(MPI_Win win, int target, MPI_Aint at, int *mem, bool keep_epoch)
+{
+    int one = 0;
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+    CHECK_MPI(MPI_Get(&one, 1, MPI_INT, target, at, 1, MPI_INT, win));
+    CHECK_MPI(keep_epoch ? MPI_Win_flush(target, win) : MPI_Win_unlock(target, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_detach(win, mem));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void test_request_errors(void)
 {
     MPI_Win win;
     MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-    int *mem = calloc(64, sizeof(int)), src[4] = { 1, 2, 3, 4 }, one = 0;
+    int *mem = calloc(64, sizeof(int)), src[4] = { 1, 2, 3, 4 };
     CHECK_MPI(MPI_Win_attach(win, mem, 64 * sizeof(int)));
     MPI_Aint mine, *bases = malloc(sizeof(MPI_Aint) * (size_t)nranks);
     MPI_Get_address(mem, &mine);
@@ -403,12 +416,7 @@ static void test_request_errors(void)
     const int target = (rank + 1) % nranks;
 
     check_where("reqerr: a get while the region is attached");
-    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
-    CHECK_MPI(MPI_Get(&one, 1, MPI_INT, target, bases[target], 1, MPI_INT, win));
-    CHECK_MPI(MPI_Win_unlock(target, win));
-    MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_MPI(MPI_Win_detach(win, mem));
-    MPI_Barrier(MPI_COMM_WORLD);
+    get_then_detach(win, target, bases[target], mem, false);
 
     MPI_Request req;
     check_where("reqerr: MPI_Rput to a detached region");
@@ -434,12 +442,7 @@ static void test_request_errors(void)
     CHECK_MPI(MPI_Win_attach(win, mem, 64 * sizeof(int)));
     MPI_Barrier(MPI_COMM_WORLD);
     check_where("reqerr: a get in the epoch, then the target detaches");
-    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
-    CHECK_MPI(MPI_Get(&one, 1, MPI_INT, target, bases[target], 1, MPI_INT, win));
-    CHECK_MPI(MPI_Win_flush(target, win));
-    MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_MPI(MPI_Win_detach(win, mem));
-    MPI_Barrier(MPI_COMM_WORLD);
+    get_then_detach(win, target, bases[target], mem, true);
     check_where("reqerr: MPI_Raccumulate detached during the epoch");
     rc = call_then_wait(MPI_Raccumulate(src, 4, MPI_INT, target, bases[target], 4, MPI_INT, MPI_SUM,
                                         win, &req), &req);
