@@ -32,6 +32,13 @@ bool oscf_win::direct_words(const Peer &p) const {
     return p.node.linked() && !eng_.caps.native(OSCF_TYPE_UINT64);
 }
 
+// The checks every put or get makes once: the epoch allows it, and a lock request that
+// travelled as a message (lock.cpp) is granted.
+int oscf_win::direct_begin(Guard &lk, int target, const char *what) {
+    int rc = begin_access(lk, target, what);
+    return rc ? rc : await_grant(lk, peers_[static_cast<size_t>(target)]);
+}
+
 // All pieces of one put or get to a peer whose window memory we map (never dynamic:
 // attached memory is the user's). One epoch check and one grant for the operation,
 // then a bounds check and a copy per piece: a derived datatype's thousands of pieces
@@ -40,8 +47,8 @@ int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_seg
                                   size_t n, int64_t disp) {
     const char *what = dir == Dir::write ? "put" : "get";
     Peer &p = peers_[static_cast<size_t>(target)];
-    int rc = begin_access(lk, target, what);
-    if (rc || (rc = await_grant(lk, p))) return rc;
+    int rc = direct_begin(lk, target, what);
+    if (rc) return rc;
     for (size_t i = 0; i < n; ++i) {  // every piece in range before anything moves
         uint64_t off;
         if ((rc = target_offset(disp, p.disp_unit, segs[i].target_offset, segs[i].len, p.size, target,
@@ -70,7 +77,7 @@ int oscf_win::direct_span(Guard &lk, int target, int64_t disp, int64_t offset, s
     const char *what = put ? "put" : "get";
     Peer &p = peers_[static_cast<size_t>(target)];
     uint64_t off;
-    if ((rc = begin_access(lk, target, what)) || (rc = await_grant(lk, p)) ||
+    if ((rc = direct_begin(lk, target, what)) ||
         (rc = target_offset(disp, p.disp_unit, offset, len, p.size, target, what, &off)))
         return rc;
     ++stats.direct_rma;

@@ -192,6 +192,7 @@ private:
     bool direct_words(const Peer &p) const;
     int direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
                             int64_t disp);
+    int direct_begin(Guard &lk, int target, const char *what);
     int direct_ready(Guard &lk, Peer &p);
     int direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
                                 oscf_type type, oscf_op op, const Where &w);

@@ -35,9 +35,11 @@ static void release(rma_args *a)
     if (a->segs != a->inline_segs) free(a->segs);
 }
 
+/* one_block: both sides are one contiguous block each (move() asked already). */
 static int prepare(rma_args *a, bool is_put, const void *origin_addr, int origin_count,
                    struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
-                   int target_count, struct ompi_datatype_t *target_dt, struct ompi_win_t *win)
+                   int target_count, struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
+                   bool one_block)
 {
     a->win = ompi_osc_fabric_win(win);
     a->is_put = is_put;
@@ -51,9 +53,8 @@ static int prepare(rma_args *a, bool is_put, const void *origin_addr, int origin
     size_t osize = 0, tsize = 0;
     ompi_datatype_type_size(origin_dt, &osize);
     ompi_datatype_type_size(target_dt, &tsize);
-    if (origin_count > 0 && target_count > 0 && osize * (size_t) origin_count == tsize * (size_t) target_count &&
-        ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count) &&
-        ompi_datatype_is_contiguous_memory_layout(target_dt, target_count)) {
+    if (one_block && origin_count > 0 && target_count > 0 &&
+        osize * (size_t) origin_count == tsize * (size_t) target_count) {
         ptrdiff_t olb = 0, tlb = 0, ext = 0;
         ompi_datatype_get_true_extent(origin_dt, &olb, &ext);
         ompi_datatype_get_true_extent(target_dt, &tlb, &ext);
@@ -146,8 +147,9 @@ static int move(bool is_put, const void *origin_addr, int origin_count,
     if (MPI_PROC_NULL == target && NULL == request) return OMPI_SUCCESS;
     /* One block on each side is already one segment (prepare); anything else to a
      * direct peer is one datatype copy. */
-    if (!(ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count) &&
-          ompi_datatype_is_contiguous_memory_layout(target_dt, target_count))) {
+    const bool one_block = ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count) &&
+                           ompi_datatype_is_contiguous_memory_layout(target_dt, target_count);
+    if (!one_block) {
         direct_copy c;
         int rc;
         if (direct_copy_of(&c, is_put, origin_addr, origin_count, origin_dt, target, target_disp,
@@ -158,7 +160,7 @@ static int move(bool is_put, const void *origin_addr, int origin_count,
         }
     }
     int rc = prepare(&a, is_put, origin_addr, origin_count, origin_dt, target, target_disp,
-                     target_count, target_dt, win);
+                     target_count, target_dt, win, one_block);
     if (OMPI_SUCCESS != rc) return rc;
     rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
     release(&a);
