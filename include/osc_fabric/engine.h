@@ -199,6 +199,37 @@ int oscf_win_putv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
                   int64_t target_disp, const oscf_notify *notify);
 int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
                   int64_t target_disp, const oscf_notify *notify);
+/* Layout forms, for a put or get of many small pieces: the target's side as runs (count
+ * pieces of len bytes, stride bytes apart, the first offset bytes past target_disp), the
+ * origin's side as packed bytes in the same order that the caller's functions produce
+ * and consume (a datatype convertor, in the MPI layer). The bytes travel in few
+ * messages and the target's engine copies each piece to or from its place.
+ *   pack(arg, dst, len): put only; writes the next len packed bytes at dst. Called only
+ *     before oscf_win_put_packed returns.
+ *   unpack(arg, src, len): get only; the operation's bytes, all of them, in order. Called
+ *     once, from the engine's progress, before notify or the flush that completes the get;
+ *     not called when the get failed.
+ *   release(arg): may be NULL. Called exactly once after the last pack or unpack, whatever
+ *     the call returns. */
+/* Pieces up to this many bytes cost more as fabric operations of their own than as bytes
+ * copied into a message (perf/README.md, osc_ddt, has the measurements). */
+#define OSCF_PACKED_PIECE_MAX 4096
+typedef struct oscf_run {
+    int64_t offset;
+    int64_t stride;
+    size_t len;
+    size_t count;
+} oscf_run;
+typedef struct oscf_packer {
+    int (*pack)(void *arg, void *dst, size_t len);
+    int (*unpack)(void *arg, const void *src, size_t len);
+    void (*release)(void *arg);
+    void *arg;
+} oscf_packer;
+int oscf_win_put_packed(oscf_win *win, int target, const oscf_run *runs, size_t n,
+                        int64_t target_disp, const oscf_packer *packer, const oscf_notify *notify);
+int oscf_win_get_packed(oscf_win *win, int target, const oscf_run *runs, size_t n,
+                        int64_t target_disp, const oscf_packer *packer, const oscf_notify *notify);
 /* Where a put (is_put) or get of the target's bytes [offset, offset + len) past
  * target_disp can be done by the caller with loads and stores: the target is on this
  * node with its window memory in our mapping (engine/route.cpp), and the checks a put
@@ -316,6 +347,7 @@ typedef struct oscf_win_stats {
     uint64_t direct_atomics;      /* accumulates and compare-and-swaps done with CPU atomics
                                    * or the accumulate lock, on-node peers and ourselves */
     uint64_t direct_words;        /* lock and synchronization words changed directly */
+    uint64_t layout_messages;     /* messages of put_packed/get_packed (packed_layout.cpp) */
 } oscf_win_stats;
 int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out);
 

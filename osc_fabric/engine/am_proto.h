@@ -10,6 +10,8 @@
 //   version 5: requests carry their place in the sender's stream (AmHeader::seq); the
 //              target serves them in that order, whatever order they arrive in.
 //   version 6: kAmGather, the small segments of one get read in one message.
+//   version 7: kAmScatter and kAmGatherRuns, a put's or get's pieces described as runs
+//              (AmRun) of the target's layout.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +20,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 6;
+constexpr uint8_t kAmVersion = 7;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,    // payload: count origin elements (none for a fetching NO_OP)
@@ -33,6 +35,10 @@ enum AmOpcode : uint8_t {
                           // grant; the reply is the grant.
     kAmGather = 6,        // payload: count AmGatherRecords; the reply carries their bytes
                           // back to back, in record order (packed.cpp)
+    kAmScatter = 7,       // payload: count AmRuns, then the bytes of their pieces back to
+                          // back, which the target copies to them (packed_layout.cpp)
+    kAmGatherRuns = 8,    // payload: count AmRuns; the reply carries their pieces' bytes
+                          // back to back
     kAmOpcodeMax
 };
 
@@ -99,9 +105,22 @@ struct AmGatherRecord {
 };
 static_assert(sizeof(AmGatherRecord) == 16, "AmGatherRecord is part of the wire format");
 
+// Pieces of the target's layout: count pieces of len bytes each, stride bytes apart, the
+// first at offset (as AmHeader::offset). Pieces lie in run order in the data.
+struct AmRun {
+    uint64_t offset;
+    int64_t stride;
+    uint32_t len;
+    uint32_t count;
+};
+static_assert(sizeof(AmRun) == 24, "AmRun is part of the wire format");
+
 // Largest payload of one message: longer accumulates are split into chunks of whole
-// elements and pipelined.
-constexpr size_t kAmMaxPayload = 16384;
+// elements and pipelined. A whole message stays below 16 KiB with room for a provider's
+// own header: tcp;ofi_rxm sends messages that fit its 16 KiB buffers eagerly and larger
+// ones by rendezvous, a round trip more each (perf/README.md, osc_ddt, has the cost).
+// A multiple of 32, the largest element, so element chunks fill it.
+constexpr size_t kAmMaxPayload = 16384 - 256;
 constexpr size_t kAmBufferSize = sizeof(AmHeader) + kAmMaxPayload;
 
 }  // namespace oscf

@@ -56,6 +56,19 @@ int with_sync_call(const char *fn, oscf_win *win, F &&f) noexcept {
     });
 }
 
+// put_packed and get_packed: the packer is released exactly once, even when the
+// arguments are refused.
+template <class F>
+int with_packer(const char *fn, oscf_win *win, const oscf_run *runs, size_t n,
+                const oscf_packer *pk, bool put, F &&f) noexcept {
+    if (!pk) return OSCF_ERR_ARG;
+    if (!win || (n && !runs) || (put ? !pk->pack : !pk->unpack)) {
+        if (pk->release) pk->release(pk->arg);
+        return OSCF_ERR_ARG;
+    }
+    return with_window(fn, win, f);
+}
+
 }  // namespace
 
 extern "C" {
@@ -199,6 +212,20 @@ int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
     if (n && !segs) return OSCF_ERR_ARG;
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
         return w.get(lk, target, segs, n, disp, notify);
+    });
+}
+
+int oscf_win_put_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, int64_t disp,
+                        const oscf_packer *pk, const oscf_notify *notify) {
+    return with_packer(__func__, win, runs, n, pk, true, [&](oscf_win &w, Guard &lk) {
+        return w.put_packed(lk, target, runs, n, disp, *pk, notify);
+    });
+}
+
+int oscf_win_get_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, int64_t disp,
+                        const oscf_packer *pk, const oscf_notify *notify) {
+    return with_packer(__func__, win, runs, n, pk, false, [&](oscf_win &w, Guard &lk) {
+        return w.get_packed(lk, target, runs, n, disp, *pk, notify);
     });
 }
 

@@ -25,7 +25,7 @@
 
 class oscf_win::Packed {
 public:
-    static constexpr size_t kPackedSegmentMax = 4096;
+    static constexpr size_t kPackedSegmentMax = OSCF_PACKED_PIECE_MAX;
 
     Packed(oscf_win &win, Peer &p, Dir dir, oscf::OpScope &scope)
         : win_(win), p_(p), dir_(dir), scope_(scope) {}

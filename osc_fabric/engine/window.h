@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -65,6 +66,15 @@ struct oscf_win {
             const oscf_notify *notify);
     int get(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
             const oscf_notify *notify);
+    // The target's side as runs, the origin's as packed bytes (packed_layout.cpp).
+    int put_packed(Guard &lk, int target, const oscf_run *runs, size_t n, int64_t disp,
+                   const oscf_packer &pk, const oscf_notify *notify) {
+        return transfer_packed(lk, Dir::write, target, runs, n, disp, pk, notify);
+    }
+    int get_packed(Guard &lk, int target, const oscf_run *runs, size_t n, int64_t disp,
+                   const oscf_packer &pk, const oscf_notify *notify) {
+        return transfer_packed(lk, Dir::read, target, runs, n, disp, pk, notify);
+    }
 
     // accumulate.cpp
     int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
@@ -238,6 +248,23 @@ private:
                  int64_t offset, oscf::OpScope &scope, Packed *packed);
     int transfer_piece(Guard &lk, Dir dir, int target, char *local, const Where &w,
                        oscf::OpScope &scope, Packed *packed);
+    // packed_layout.cpp: puts and gets described by the target's layout as runs.
+    int transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n,
+                        int64_t disp, const oscf_packer &pk, const oscf_notify *notify);
+    int layout_delta(Guard &lk, int target, int64_t disp, const oscf_run *runs, size_t n,
+                     int64_t lo, int64_t hi, const char *what, uint64_t *delta);
+    int staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n,
+                        int64_t disp, size_t bytes, const oscf_packer &pk, const oscf_notify *notify);
+    int scatter(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, const oscf_packer &pk,
+                oscf::OpScope &scope);
+    int gather_runs(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, size_t bytes,
+                    const oscf_packer &pk, oscf::OpScope &scope);
+    int serve_scatter(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
+    int scatter_here(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
+    std::map<uint32_t, int> scatter_errors_;  // origin rank: first failure of a silent kAmScatter
+    int serve_gather_runs(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
+                          size_t *out_len);
+    std::unique_ptr<uint8_t[]> pack_buffer_;  // a put_packed message's bytes, kAmMaxPayload
     static constexpr size_t kBatchedPutMax = 1024;  // bytes; larger puts go as fi_write
     static constexpr size_t kMessageGetMax = 1024;  // bytes; larger gets go as fi_read
     bool batch_put(size_t len, const Peer &p, const oscf::OpScope &scope) const;

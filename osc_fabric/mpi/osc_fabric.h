@@ -182,6 +182,19 @@ int ompi_osc_fabric_pieces_one(void *base, size_t len, ompi_osc_fabric_pieces *o
 int ompi_osc_fabric_pieces_whole(const ompi_osc_fabric_pieces *raw, size_t elem_data,
                                  size_t elem_extent, ompi_osc_fabric_pieces *out);
 void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p);
+/* The target's side of a put or get as runs (oscf_run), folded from the convertor's
+ * pieces as they come, offsets from address 0: a vector's pieces are one run. */
+typedef struct ompi_osc_fabric_runs {
+    oscf_run *v;
+    size_t n, cap;
+    size_t pieces, bytes;
+    oscf_run inline_v[4];
+} ompi_osc_fabric_runs;
+int ompi_osc_fabric_runs_of(struct ompi_datatype_t *dt, int count, ompi_osc_fabric_runs *out);
+void ompi_osc_fabric_runs_free(ompi_osc_fabric_runs *r);
+/* Whether (dt, count)'s pieces are at most max bytes on average: walks only as far as
+ * it takes to know. */
+bool ompi_osc_fabric_small_pieces(struct ompi_datatype_t *dt, int count, size_t bytes, size_t max);
 /* Walks up to three piece lists together, calling emit(arg, at[], len) for each stretch
  * contiguous on every side; len is a multiple of unit. The lists must describe the
  * same number of bytes (else MPI_ERR_ARG). */

@@ -57,19 +57,12 @@ int ompi_osc_fabric_pieces_one(void *base, size_t len, ompi_osc_fabric_pieces *o
     return push(out, base, len);
 }
 
-int ompi_osc_fabric_pieces_of(ompi_datatype_t *dt, int count, const void *base,
-                              ompi_osc_fabric_pieces *out)
+/* Calls piece(arg, base, len) for each contiguous piece of (dt, count) at base, in
+ * order, until it returns something other than OMPI_SUCCESS; a positive value stops
+ * the walk without an error. */
+typedef int (*piece_fn)(void *arg, char *base, size_t len);
+static int each_raw_piece(ompi_datatype_t *dt, int count, const void *base, piece_fn piece, void *arg)
 {
-    if (count < 0) return OMPI_ERR_BAD_PARAM;
-    size_t type_size = 0;
-    ompi_datatype_type_size(dt, &type_size);
-    ptrdiff_t lb = 0, extent = 0;
-    ompi_datatype_get_true_extent(dt, &lb, &extent);
-    if (0 == type_size * (size_t) count || ompi_datatype_is_contiguous_memory_layout(dt, count)) {
-        return ompi_osc_fabric_pieces_one((char *) base + lb, type_size * (size_t) count, out);
-    }
-    ompi_osc_fabric_pieces_one(NULL, 0, out);
-    out->bytes = type_size * (size_t) count;
     opal_convertor_t conv;
     OBJ_CONSTRUCT(&conv, opal_convertor_t);
     int rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super,
@@ -84,13 +77,97 @@ int ompi_osc_fabric_pieces_of(ompi_datatype_t *dt, int count, const void *base,
             rc = OMPI_ERROR;
             break;
         }
-        for (uint32_t i = 0; OMPI_SUCCESS == rc && i < n; i++) {
-            rc = push(out, iov[i].iov_base, iov[i].iov_len);
-        }
+        for (uint32_t i = 0; OMPI_SUCCESS == rc && i < n; i++) rc = piece(arg, iov[i].iov_base, iov[i].iov_len);
     }
     OBJ_DESTRUCT(&conv);
+    return rc > 0 ? OMPI_SUCCESS : rc;
+}
+
+static int push_piece(void *arg, char *base, size_t len) { return push(arg, base, len); }
+
+int ompi_osc_fabric_pieces_of(ompi_datatype_t *dt, int count, const void *base,
+                              ompi_osc_fabric_pieces *out)
+{
+    if (count < 0) return OMPI_ERR_BAD_PARAM;
+    size_t type_size = 0;
+    ompi_datatype_type_size(dt, &type_size);
+    ptrdiff_t lb = 0, extent = 0;
+    ompi_datatype_get_true_extent(dt, &lb, &extent);
+    if (0 == type_size * (size_t) count || ompi_datatype_is_contiguous_memory_layout(dt, count)) {
+        return ompi_osc_fabric_pieces_one((char *) base + lb, type_size * (size_t) count, out);
+    }
+    ompi_osc_fabric_pieces_one(NULL, 0, out);
+    out->bytes = type_size * (size_t) count;
+    int rc = each_raw_piece(dt, count, base, push_piece, out);
     if (OMPI_SUCCESS != rc) ompi_osc_fabric_pieces_free(out);
     return rc;
+}
+
+/* Adds one piece to the runs: it grows the last piece when it touches it (only while
+ * that run has one piece), joins the last run when it is the next at the same stride,
+ * or starts a run. */
+static int add_run_piece(void *arg, char *base, size_t len)
+{
+    ompi_osc_fabric_runs *r = arg;
+    const int64_t at = (int64_t) (intptr_t) base;
+    if (0 == len) return OMPI_SUCCESS;
+    r->bytes += len;
+    if (r->n) {
+        oscf_run *last = &r->v[r->n - 1];
+        if (1 == last->count && last->offset + (int64_t) last->len == at) {
+            last->len += len;
+            return OMPI_SUCCESS;
+        }
+        if (last->len == len && (1 == last->count || last->offset + last->stride * (int64_t) last->count == at)) {
+            if (1 == last->count) last->stride = at - last->offset;
+            last->count++;
+            r->pieces++;
+            return OMPI_SUCCESS;
+        }
+    }
+    int rc = ompi_osc_fabric_grow((void **) &r->v, r->n, &r->cap, sizeof(*r->v), r->inline_v);
+    if (OMPI_SUCCESS != rc) return rc;
+    r->v[r->n++] = (oscf_run){.offset = at, .stride = 0, .len = len, .count = 1};
+    r->pieces++;
+    return OMPI_SUCCESS;
+}
+
+int ompi_osc_fabric_runs_of(ompi_datatype_t *dt, int count, ompi_osc_fabric_runs *out)
+{
+    *out = (ompi_osc_fabric_runs){.cap = sizeof(out->inline_v) / sizeof(out->inline_v[0])};
+    out->v = out->inline_v;
+    int rc = each_raw_piece(dt, count, NULL, add_run_piece, out);
+    if (OMPI_SUCCESS != rc) ompi_osc_fabric_runs_free(out);
+    return rc;
+}
+
+void ompi_osc_fabric_runs_free(ompi_osc_fabric_runs *r)
+{
+    if (r->v != r->inline_v) free(r->v);
+    r->v = r->inline_v;
+    r->n = 0;
+}
+
+typedef struct piece_count {
+    size_t pieces, enough;
+    char *end; /* where the last piece ended: touching pieces are one */
+} piece_count;
+
+static int count_piece(void *arg, char *base, size_t len)
+{
+    piece_count *c = arg;
+    if (0 == len) return OMPI_SUCCESS;
+    if (base != c->end) c->pieces++;
+    c->end = base + len;
+    return c->pieces >= c->enough ? 1 : OMPI_SUCCESS; /* enough seen: stop */
+}
+
+bool ompi_osc_fabric_small_pieces(ompi_datatype_t *dt, int count, size_t bytes, size_t max)
+{
+    if (ompi_datatype_is_contiguous_memory_layout(dt, count)) return bytes <= max;
+    piece_count c = {.pieces = 0, .enough = (bytes + max - 1) / max, .end = NULL};
+    if (OMPI_SUCCESS != each_raw_piece(dt, count, NULL, count_piece, &c)) return false;
+    return c.pieces >= c.enough;
 }
 
 int ompi_osc_fabric_pieces_whole(const ompi_osc_fabric_pieces *raw, size_t elem_data,

@@ -3,6 +3,7 @@
 #include <numeric>
 #include <thread>
 
+#include "../../osc_fabric/engine/am_proto.h"
 #include "two_ranks.h"
 
 namespace {
@@ -59,7 +60,7 @@ TEST_CASE("a run of small puts leaves as few messages and lands whole at the flu
     // soon depends on scheduling), shm writes them and tcp batches only if busy.
     const oscf_win_stats st = t.stats(0);
     CHECK(st.puts + st.puts_batched == kPuts);
-    CHECK(st.puts_batched >= 16384 / 24);  // one full batch: 24 bytes a record
+    CHECK(st.puts_batched >= oscf::kAmMaxPayload / 24);  // one full batch: 24 bytes a record
     // 5 messages at most for the batched ones, not one per put.
     CHECK(st.am_batches <= 6);
 }
@@ -282,9 +283,9 @@ TEST_CASE("the many small pieces of one put or get travel packed and land in pla
     CHECK(st.gets_as_messages == kPieces);
     // 24 bytes a put record and 4 a gathered piece (16 a gather record): a few
     // messages each, not thousands.
-    CHECK(st.am_batches <= kPieces * 24 / 16384 + 2);
+    CHECK(st.am_batches <= kPieces * 24 / oscf::kAmMaxPayload + 2);
     CHECK(st.gather_messages >= 1);
-    CHECK(st.gather_messages <= kPieces * 16 / 16384 + 2);
+    CHECK(st.gather_messages <= kPieces * 16 / oscf::kAmMaxPayload + 2);
 }
 
 TEST_CASE("packed pieces that follow each other at the target share one record", "[rma][packed]") {

@@ -1,0 +1,282 @@
+// Puts and gets of many small pieces described by the target's layout (engine.h,
+// oscf_win_put_packed). A derived datatype's thousands of pieces cost, per piece, only
+// the copy at each end: the origin's bytes are packed by the caller (Open MPI's
+// convertor), the target's layout travels as runs (AmRun: a vector's pieces are one
+// run), and the target's engine copies each piece to or from its place.
+//   put: kAmScatter messages of up to kAmMaxPayload bytes, runs then their bytes;
+//   get: kAmGatherRuns messages of runs; each reply's bytes land at their place in one
+//        buffer, which the caller unpacks once all have arrived.
+// A put's messages but the last go unanswered (kAmNoReply): the target serves one
+// origin's messages in order, so the last reply covers them all, and a reply per message
+// costs the target a send each. A get's replies carry its bytes; the operation (OpScope)
+// completes with the last of them. Anything queued for the target (our lock request among
+// it) leaves before the first message, keeping program order at the target.
+// Ourselves and on-node peers reached directly get the same calls as plain copies.
+// perf/osc_ddt measures this against the same bytes moved contiguously (perf/README.md).
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "run_cursor.h"
+#include "window.h"
+
+using namespace oscf;
+
+namespace {
+
+// Calls the caller's release exactly once, as engine.h promises, unless a reply object
+// took the packer over.
+class PackerRelease {
+public:
+    explicit PackerRelease(const oscf_packer &pk) : pk_(pk) {}
+    ~PackerRelease() {
+        if (!passed_ && pk_.release) pk_.release(pk_.arg);
+    }
+    PackerRelease(const PackerRelease &) = delete;
+    PackerRelease &operator=(const PackerRelease &) = delete;
+    const oscf_packer &pass_on() {
+        passed_ = true;
+        return pk_;
+    }
+
+private:
+    oscf_packer pk_;
+    bool passed_ = false;
+};
+
+// The replies of one get_packed. Each lands at its place in data_; after the last one
+// (and the sender's own part), the caller's unpack places all the bytes, then the
+// operation's counter or request completes. Owns itself until then.
+class GatherRunsReply final : public Completion {
+public:
+    GatherRunsReply(size_t bytes, const oscf_packer &pk, Completion *next)
+        : data_(new uint8_t[bytes]), bytes_(bytes), pk_(pk), next_(next) {}
+    uint8_t *at(size_t pos) { return data_.get() + pos; }
+    void expect() { ++pending_; }
+    void complete(int status, size_t) override {
+        if (status != OSCF_OK && status_ == OSCF_OK) status_ = status;
+        if (--pending_ > 0) return;
+        if (status_ == OSCF_OK && pk_.unpack(pk_.arg, data_.get(), bytes_) != OSCF_OK)
+            status_ = OSCF_ERR_INTERNAL;
+        if (pk_.release) pk_.release(pk_.arg);
+        Completion *next = next_;
+        const int st = status_;
+        delete this;
+        next->complete(st, 0);
+    }
+
+private:
+    std::unique_ptr<uint8_t[]> data_;
+    size_t bytes_;
+    oscf_packer pk_;
+    Completion *next_;
+    size_t pending_ = 1;  // the sender's part, until every message is out
+    int status_ = OSCF_OK;
+};
+
+// Lowest and highest byte offsets the runs touch, and their bytes; false on overflow.
+bool layout_extent(const oscf_run *runs, size_t n, int64_t *lo, int64_t *hi, size_t *bytes) {
+    __int128 low = INT64_MAX, high = INT64_MIN, total = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const oscf_run &r = runs[i];
+        if (r.len == 0 || r.count == 0) continue;
+        const __int128 last = static_cast<__int128>(r.stride) * static_cast<__int128>(r.count - 1);
+        low = std::min(low, r.offset + std::min<__int128>(0, last));
+        high = std::max(high, r.offset + std::max<__int128>(0, last) + static_cast<__int128>(r.len));
+        total += static_cast<__int128>(r.len) * r.count;
+    }
+    if (total == 0) {
+        *lo = *hi = 0;
+        *bytes = 0;
+        return true;
+    }
+    if (low < INT64_MIN || high > INT64_MAX || total > static_cast<__int128>(SIZE_MAX / 2)) return false;
+    *lo = static_cast<int64_t>(low);
+    *hi = static_cast<int64_t>(high);
+    *bytes = static_cast<size_t>(total);
+    return true;
+}
+
+// Calls piece(offset, len) for every piece of the n runs at desc, in order; stops at the
+// first status that is not OSCF_OK.
+template <class Piece>
+int each_piece(const uint8_t *desc, uint32_t n, Piece &&piece) {
+    for (uint32_t i = 0; i < n; ++i) {
+        AmRun r;
+        std::memcpy(&r, desc + i * sizeof r, sizeof r);
+        for (uint32_t j = 0; j < r.count; ++j) {
+            int rc = piece(r.offset + static_cast<uint64_t>(r.stride) * j, size_t{r.len});
+            if (rc != OSCF_OK) return rc;
+        }
+    }
+    return OSCF_OK;
+}
+
+}  // namespace
+
+int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n,
+                              int64_t disp, const oscf_packer &pk, const oscf_notify *notify) {
+    PackerRelease hold(pk);
+    const char *what = dir == Dir::write ? "put" : "get";
+    int rc = check_target(target);
+    if (!rc && notify) rc = check_request_epoch(target, what);
+    if (rc) return rc;
+    int64_t lo = 0, hi = 0;
+    size_t bytes = 0;
+    if (!layout_extent(runs, n, &lo, &hi, &bytes))
+        return usage_error(OSCF_ERR_RMA_RANGE, "%s: the target datatype's layout overflows", what);
+    Peer &p = peers_[static_cast<size_t>(target)];
+    if (bytes > 0 && (target == rank_ || direct_memory(p)))
+        return staged_transfer(lk, dir, target, runs, n, disp, bytes, pk, notify);
+    OpScope scope(p.ops, notify);
+    rc = begin_access(lk, target, what);
+    uint64_t delta = 0;
+    if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lo, hi, what, &delta);
+    if (!rc && bytes > 0)
+        rc = dir == Dir::write ? scatter(p, runs, n, delta, pk, scope)
+                               : gather_runs(p, runs, n, delta, bytes, hold.pass_on(), scope);
+    return finish(lk, scope, rc);
+}
+
+// Checks every byte against the target's window and finds what turns the runs' offsets
+// into the target's (AmHeader::offset). One check covers them all, except on a dynamic
+// window whose pieces lie in regions with gaps between: those are checked one by one.
+int oscf_win::layout_delta(Guard &lk, int target, int64_t disp, const oscf_run *runs, size_t n,
+                           int64_t lo, int64_t hi, const char *what, uint64_t *delta) {
+    const size_t span = static_cast<size_t>(hi - lo);
+    Where w;
+    int rc = resolve(lk, target, disp, lo, span, what, &w);
+    if (rc == OSCF_OK && w.span == span) {
+        *delta = w.am_offset - static_cast<uint64_t>(lo);
+        return OSCF_OK;
+    }
+    if (flavor_ != OSCF_FLAVOR_DYNAMIC) return rc;
+    for (size_t i = 0; i < n; ++i) {
+        for (size_t j = 0; j < runs[i].count && runs[i].len; ++j) {
+            int64_t at = runs[i].offset + runs[i].stride * static_cast<int64_t>(j);
+            for (size_t left = runs[i].len; left > 0; left -= w.span, at += static_cast<int64_t>(w.span))
+                if ((rc = resolve(lk, target, disp, at, left, what, &w))) return rc;
+        }
+    }
+    *delta = static_cast<uint64_t>(disp);  // a dynamic window's offsets are addresses
+    return OSCF_OK;
+}
+
+// Ourselves or an on-node peer whose memory we map: pack into one buffer and copy the
+// pieces at once (rma.cpp / route.cpp), then unpack.
+int oscf_win::staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n,
+                              int64_t disp, size_t bytes, const oscf_packer &pk,
+                              const oscf_notify *notify) {
+    std::unique_ptr<uint8_t[]> stage(new uint8_t[bytes]);
+    if (dir == Dir::write && pk.pack(pk.arg, stage.get(), bytes) != OSCF_OK) return OSCF_ERR_INTERNAL;
+    std::vector<oscf_segment> segs;
+    size_t pos = 0;
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < runs[i].count && runs[i].len; ++j, pos += runs[i].len)
+            segs.push_back(oscf_segment{stage.get() + pos,
+                                        runs[i].offset + runs[i].stride * static_cast<int64_t>(j),
+                                        runs[i].len});
+    // Copies only: complete when transfer_all returns.
+    int rc = transfer_all(lk, dir, target, segs.data(), segs.size(), disp, nullptr);
+    if (!rc && dir == Dir::read && pk.unpack(pk.arg, stage.get(), bytes) != OSCF_OK) rc = OSCF_ERR_INTERNAL;
+    if (!rc && notify) notify->fn(notify->arg, OSCF_OK);
+    return rc;
+}
+
+int oscf_win::scatter(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, const oscf_packer &pk,
+                      OpScope &scope) {
+    int rc = send_batch(p);
+    if (rc) return rc;
+    if (!pack_buffer_) pack_buffer_.reset(new uint8_t[kAmMaxPayload]);
+    RunCursor cursor(runs, n, delta);
+    std::vector<AmRun> sub;
+    while (!cursor.done()) {
+        const size_t data = cursor.next(sub, kAmMaxPayload, true);
+        if (pk.pack(pk.arg, pack_buffer_.get(), data) != OSCF_OK) return OSCF_ERR_INTERNAL;
+        const bool last = cursor.done();
+        AmHeader h = am_request(p, kAmScatter, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, last ? 0 : kAmNoReply,
+                                static_cast<uint32_t>(sub.size()), 0);
+        if (last) {
+            h.token = eng_.am->new_request(scope.context(), nullptr, 0);
+            scope.on_post();
+        }
+        ++stats.layout_messages;
+        rc = eng_.am->send(p.addr, h, sub.data(), sub.size() * sizeof(AmRun), pack_buffer_.get(), data);
+        if (rc) {
+            if (last) scope.context()->complete(rc, 0);  // no reply will come
+            return rc;
+        }
+    }
+    return OSCF_OK;
+}
+
+int oscf_win::gather_runs(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, size_t bytes,
+                          const oscf_packer &pk, OpScope &scope) {
+    auto *reply = new GatherRunsReply(bytes, pk, scope.context());
+    scope.on_post();
+    int rc = send_batch(p);
+    RunCursor cursor(runs, n, delta);
+    std::vector<AmRun> sub;
+    for (size_t pos = 0; !rc && !cursor.done();) {
+        const size_t data = cursor.next(sub, kAmMaxPayload, false);
+        AmHeader h = am_request(p, kAmGatherRuns, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, kAmFetch,
+                                static_cast<uint32_t>(sub.size()), 0);
+        reply->expect();
+        h.token = eng_.am->new_request(reply, reply->at(pos), data);
+        ++stats.layout_messages;
+        rc = eng_.am->send(p.addr, h, sub.data(), sub.size() * sizeof(AmRun));
+        if (rc) reply->complete(rc, 0);  // no reply will come
+        pos += data;
+    }
+    reply->complete(rc, 0);  // every message is out
+    return rc;
+}
+
+int oscf_win::serve_scatter(const AmHeader &h, const uint8_t *payload, size_t len) {
+    int rc = scatter_here(h, payload, len);
+    // Only an operation's last message is answered: it reports the first failure of
+    // the silent ones before it (served in order, the same origin's stream).
+    if (h.flags & kAmNoReply) {
+        if (rc != OSCF_OK) scatter_errors_.emplace(h.origin_rank, rc);
+        return rc;
+    }
+    auto earlier = scatter_errors_.find(h.origin_rank);
+    if (earlier != scatter_errors_.end()) {
+        rc = earlier->second;
+        scatter_errors_.erase(earlier);
+    }
+    return rc;
+}
+
+int oscf_win::scatter_here(const AmHeader &h, const uint8_t *payload, size_t len) {
+    const size_t desc = size_t{h.count} * sizeof(AmRun);
+    if (desc > len) return OSCF_ERR_ARG;
+    const uint8_t *data = payload + desc;
+    size_t left = len - desc;
+    int rc = each_piece(payload, h.count, [&](uint64_t offset, size_t bytes) {
+        if (bytes > left) return OSCF_ERR_ARG;
+        char *t = am_target(false, offset, bytes);
+        if (!t) return OSCF_ERR_RMA_RANGE;
+        std::memcpy(t, data, bytes);
+        data += bytes;
+        left -= bytes;
+        return OSCF_OK;
+    });
+    return rc == OSCF_OK && left != 0 ? OSCF_ERR_ARG : rc;
+}
+
+int oscf_win::serve_gather_runs(const AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
+                                size_t *out_len) {
+    if (len != size_t{h.count} * sizeof(AmRun)) return OSCF_ERR_ARG;
+    size_t total = 0;
+    int rc = each_piece(payload, h.count, [&](uint64_t offset, size_t bytes) {
+        if (bytes > kAmMaxPayload - total) return OSCF_ERR_ARG;
+        const char *t = am_target(false, offset, bytes);
+        if (!t) return OSCF_ERR_RMA_RANGE;
+        std::memcpy(out + total, t, bytes);
+        total += bytes;
+        return OSCF_OK;
+    });
+    *out_len = rc == OSCF_OK ? total : 0;
+    return rc;
+}

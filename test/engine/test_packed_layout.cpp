@@ -1,0 +1,157 @@
+// put_packed and get_packed: a target layout as runs, the origin's bytes from a packer.
+#include <cstring>
+#include <vector>
+
+#include "../../osc_fabric/engine/am_proto.h"
+#include "two_ranks.h"
+
+namespace {
+
+// The origin side as one contiguous buffer, handed out and taken back in order, as
+// Open MPI's convertor does for a derived datatype. Counts its releases.
+struct Packer {
+    std::vector<char> bytes;
+    size_t at = 0;
+    int released = 0;
+    oscf_packer api() {
+        return oscf_packer{[](void *a, void *dst, size_t len) -> int {
+                               auto *p = static_cast<Packer *>(a);
+                               if (p->at + len > p->bytes.size()) return OSCF_ERR_INTERNAL;
+                               std::memcpy(dst, p->bytes.data() + p->at, len);
+                               p->at += len;
+                               return OSCF_OK;
+                           },
+                           [](void *a, const void *src, size_t len) -> int {
+                               auto *p = static_cast<Packer *>(a);
+                               if (len != p->bytes.size()) return OSCF_ERR_INTERNAL;
+                               std::memcpy(p->bytes.data(), src, len);
+                               p->at = len;
+                               return OSCF_OK;
+                           },
+                           [](void *a) { ++static_cast<Packer *>(a)->released; }, this};
+    }
+};
+
+std::vector<char> pattern(size_t n, int seed) {
+    std::vector<char> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<char>((i * 7 + seed) % 251 + 1);
+    return v;
+}
+
+// Where the packed bytes of runs go in a window of `size` bytes (0 elsewhere).
+std::vector<char> expected(const std::vector<oscf_run> &runs, const std::vector<char> &packed, size_t size) {
+    std::vector<char> out(size, 0);
+    size_t at = 0;
+    for (const oscf_run &r : runs)
+        for (size_t j = 0; j < r.count; ++j, at += r.len)
+            std::memcpy(out.data() + r.offset + r.stride * static_cast<int64_t>(j), packed.data() + at, r.len);
+    return out;
+}
+
+size_t bytes_of(const std::vector<oscf_run> &runs) {
+    size_t n = 0;
+    for (const oscf_run &r : runs) n += r.len * r.count;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("a layout's pieces travel in few messages and land in place, both ways", "[rma][packed_layout]") {
+    std::string prov = test_provider();
+    const int target = GENERATE(0, 1);  // ourselves: plain copies
+    const size_t kSize = 1 << 20;
+    size_t sizes[2] = {kSize, kSize};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    std::memset(t.mem(target), 0, kSize);
+    // A vector of 4-byte pieces, a run going backwards, and a piece larger than a message.
+    const std::vector<oscf_run> runs{{16, 12, 4, 20000}, {300000, -8, 8, 1000}, {400000, 0, 40000, 1}};
+    Packer put;
+    put.bytes = pattern(bytes_of(runs), 5);
+    bool put_done = false, get_done = false;
+    auto set = [](void *arg, int status) { *static_cast<bool *>(arg) = status == OSCF_OK; };
+    oscf_notify pn{set, &put_done}, gn{set, &get_done};
+    REQUIRE(oscf_win_lock(t.win[0], target, 0, 0) == OSCF_OK);
+    oscf_packer pk = put.api();
+    REQUIRE(oscf_win_put_packed(t.win[0], target, runs.data(), runs.size(), 0, &pk, &pn) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], target) == OSCF_OK);
+    CHECK(put_done);
+    CHECK(put.released == 1);
+    CHECK(std::memcmp(t.mem(target), expected(runs, put.bytes, kSize).data(), kSize) == 0);
+
+    Packer get;
+    get.bytes.assign(put.bytes.size(), 0);
+    pk = get.api();
+    REQUIRE(oscf_win_get_packed(t.win[0], target, runs.data(), runs.size(), 0, &pk, &gn) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], target) == OSCF_OK);
+    CHECK(get_done);
+    CHECK(get.released == 1);
+    CHECK(get.bytes == put.bytes);
+    REQUIRE(oscf_win_unlock(t.win[0], target) == OSCF_OK);
+
+    const oscf_win_stats st = t.stats(0);
+    CHECK(st.puts == 0);
+    CHECK(st.gets == 0);
+    if (target == 1) {
+        // Per direction: the bytes plus a few descriptions per message, not a message a piece.
+        const size_t per_way = bytes_of(runs) / (oscf::kAmMaxPayload - 4 * sizeof(oscf::AmRun)) + 2;
+        CHECK(st.layout_messages >= 2);
+        CHECK(st.layout_messages <= 2 * per_way);
+    } else {
+        CHECK(st.layout_messages == 0);
+    }
+}
+
+TEST_CASE("a layout reaching past the window fails at the call and changes nothing", "[rma][packed_layout]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {4096, 4096};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    std::memset(t.mem(1), 0, 4096);
+    const std::vector<oscf_run> runs{{0, 100, 4, 41}};  // the last piece at 4000..4004: inside
+    const std::vector<oscf_run> past{{0, 100, 4, 42}};  // the last at 4100: outside
+    Packer a, b;
+    a.bytes = pattern(bytes_of(past), 1);
+    b.bytes = a.bytes;
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    oscf_packer pk = a.api();
+    CHECK(oscf_win_put_packed(t.win[0], 1, past.data(), past.size(), 0, &pk, nullptr) == OSCF_ERR_RMA_RANGE);
+    CHECK(a.released == 1);
+    pk = b.api();
+    CHECK(oscf_win_get_packed(t.win[0], 1, runs.data(), runs.size(), 100, &pk, nullptr) == OSCF_ERR_RMA_RANGE);
+    CHECK(b.released == 1);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    CHECK(std::vector<char>(t.mem(1), t.mem(1) + 4096) == std::vector<char>(4096, 0));
+    // A packer without the function its direction needs is refused, and still released.
+    oscf_packer none{nullptr, nullptr, [](void *a) { ++static_cast<Packer *>(a)->released; }, &a};
+    CHECK(oscf_win_put_packed(t.win[0], 1, runs.data(), runs.size(), 0, &none, nullptr) == OSCF_ERR_ARG);
+    CHECK(a.released == 2);
+}
+
+TEST_CASE("a dynamic window's layout may skip the gaps between its regions", "[rma][packed_layout]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {0, 0};
+    TwoRanks t(prov, OSCF_FLAVOR_DYNAMIC, sizes);
+    // Two regions with a gap between them; the pieces lie in both, none in the gap.
+    std::vector<char> mem(3 * 4096, 0);
+    REQUIRE(oscf_win_attach(t.win[1], mem.data(), 4096) == OSCF_OK);
+    REQUIRE(oscf_win_attach(t.win[1], mem.data() + 2 * 4096, 4096) == OSCF_OK);
+    const auto base = static_cast<int64_t>(reinterpret_cast<intptr_t>(mem.data()));
+    const std::vector<oscf_run> runs{{0, 64, 16, 64}, {2 * 4096, 64, 16, 64}};
+    Packer put;
+    put.bytes = pattern(bytes_of(runs), 9);
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    oscf_packer pk = put.api();
+    REQUIRE(oscf_win_put_packed(t.win[0], 1, runs.data(), runs.size(), base, &pk, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+    CHECK(mem == expected(runs, put.bytes, mem.size()));
+    // One piece in the gap: the whole call is refused.
+    const std::vector<oscf_run> gap{{0, 64, 16, 64}, {4096 + 64, 0, 16, 1}};
+    Packer bad;
+    bad.bytes = pattern(bytes_of(gap), 2);
+    pk = bad.api();
+    CHECK(oscf_win_put_packed(t.win[0], 1, gap.data(), gap.size(), base, &pk, nullptr) == OSCF_ERR_RMA_RANGE);
+    CHECK(bad.released == 1);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    CHECK(mem == expected(runs, put.bytes, mem.size()));
+    REQUIRE(oscf_win_detach(t.win[1], mem.data()) == OSCF_OK);
+    REQUIRE(oscf_win_detach(t.win[1], mem.data() + 2 * 4096) == OSCF_OK);
+}

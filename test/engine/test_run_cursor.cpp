@@ -1,0 +1,109 @@
+// RunCursor: a target layout cut into messages, without a fabric.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "../../osc_fabric/engine/run_cursor.h"
+
+using oscf::AmRun;
+using oscf::RunCursor;
+
+namespace {
+
+struct Piece {
+    uint64_t offset;
+    size_t len;
+    bool operator==(const Piece &o) const { return offset == o.offset && len == o.len; }
+};
+
+// Every piece of the runs, in order, with touching pieces merged: how the bytes land.
+template <class Run>
+std::vector<Piece> pieces_of(const std::vector<Run> &runs) {
+    std::vector<Piece> out;
+    for (const Run &r : runs)
+        for (uint64_t j = 0; j < r.count; ++j) {
+            const uint64_t at = static_cast<uint64_t>(r.offset) + static_cast<uint64_t>(r.stride) * j;
+            if (r.len == 0) continue;
+            if (!out.empty() && out.back().offset + out.back().len == at)
+                out.back().len += r.len;
+            else
+                out.push_back(Piece{at, r.len});
+        }
+    return out;
+}
+
+struct Cut {
+    std::vector<std::vector<AmRun>> messages;
+    std::vector<size_t> bytes;
+};
+
+Cut cut(const std::vector<oscf_run> &runs, size_t room, bool shares, uint64_t delta = 0) {
+    RunCursor c(runs.data(), runs.size(), delta);
+    Cut out;
+    std::vector<AmRun> sub;
+    while (!c.done()) {
+        out.bytes.push_back(c.next(sub, room, shares));
+        out.messages.push_back(sub);
+        REQUIRE(out.messages.size() < 100000);  // the cursor always advances
+    }
+    return out;
+}
+
+std::vector<AmRun> all_runs(const Cut &c) {
+    std::vector<AmRun> all;
+    for (const auto &m : c.messages) all.insert(all.end(), m.begin(), m.end());
+    return all;
+}
+
+}  // namespace
+
+TEST_CASE("a vector's pieces fill messages whole and cover every byte once", "[run_cursor]") {
+    const std::vector<oscf_run> runs{{0, 192, 64, 16384}};
+    const size_t room = 16128;
+    for (bool shares : {true, false}) {
+        const Cut c = cut(runs, room, shares);
+        size_t total = 0;
+        for (size_t i = 0; i < c.messages.size(); ++i) {
+            size_t data = 0;
+            for (const AmRun &r : c.messages[i]) data += size_t{r.len} * r.count;
+            CHECK(data == c.bytes[i]);
+            const size_t desc = c.messages[i].size() * sizeof(AmRun);
+            CHECK(desc <= room);
+            CHECK((shares ? desc + data : data) <= room);
+            total += data;
+        }
+        CHECK(total == 64u * 16384);
+        CHECK(pieces_of(all_runs(c)) == pieces_of(runs));
+        // Few messages: each all but full.
+        CHECK(c.messages.size() <= 64u * 16384 / (room - 3 * sizeof(AmRun)) + 1);
+    }
+}
+
+TEST_CASE("a piece larger than a message is split across messages", "[run_cursor]") {
+    const std::vector<oscf_run> runs{{100, 0, 1 << 20, 1}, {(1 << 20) + 200, 7, 3, 5}};
+    const Cut c = cut(runs, 4096, true, 1000);
+    std::vector<oscf_run> shifted = runs;
+    for (auto &r : shifted) r.offset += 1000;
+    CHECK(pieces_of(all_runs(c)) == pieces_of(shifted));
+    for (size_t i = 0; i < c.messages.size(); ++i) {
+        size_t data = 0;
+        for (const AmRun &r : c.messages[i]) data += size_t{r.len} * r.count;
+        CHECK(data + c.messages[i].size() * sizeof(AmRun) <= 4096);
+    }
+}
+
+TEST_CASE("negative strides, empty runs and descriptions that fill the room", "[run_cursor]") {
+    const std::vector<oscf_run> runs{{5000, -10, 4, 300}, {0, 0, 0, 9}, {7, 3, 1, 0}, {1, 2, 1, 2000}};
+    // A get: descriptions and bytes each have their own room; a tiny room makes the
+    // descriptions the limit.
+    const Cut c = cut(runs, 3 * sizeof(AmRun), false);
+    CHECK(pieces_of(all_runs(c)) == pieces_of(runs));
+    for (const auto &m : c.messages) CHECK(m.size() <= 3);
+}
+
+TEST_CASE("no runs, or only empty ones, is done at once", "[run_cursor]") {
+    const std::vector<oscf_run> none{{0, 8, 0, 4}, {0, 8, 4, 0}};
+    RunCursor c(none.data(), none.size(), 0);
+    CHECK(c.done());
+}
