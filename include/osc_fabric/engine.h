@@ -211,9 +211,10 @@ int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
  *     not called when the get failed.
  *   release(arg): may be NULL. Called exactly once after the last pack or unpack, whatever
  *     the call returns. */
-/* Pieces up to this many bytes cost more as fabric operations of their own than as bytes
- * copied into a message (perf/README.md, osc_ddt, has the measurements). */
-#define OSCF_PACKED_PIECE_MAX 4096
+/* The MPI layer uses the layout forms when a call's pieces average at most this many
+ * bytes on either side: below it, a fabric operation per piece costs more than copying
+ * the bytes at both ends (perf/README.md, osc_ddt, has the measurements). */
+#define OSCF_PACKED_PIECE_MAX 16384
 typedef struct oscf_run {
     int64_t offset;
     int64_t stride;

@@ -82,6 +82,7 @@ void ActiveMessages::remove_window(uint64_t id) {
             it->first.second);
         it = held_.erase(it);
     }
+    later_.erase(later_.lower_bound({id, 0}), later_.lower_bound({id + 1, 0}));
 }
 
 void ActiveMessages::fail_request(uint64_t token, int status) {
@@ -220,8 +221,9 @@ void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, s
         if (len) std::memcpy(msg.data() + sizeof h, payload, len);
         held_[key].push_back(std::move(msg));
     };
-    // Behind a held lock request of the same origin: wait with it, in order.
-    if (!held_.empty() && held_.count(key)) {
+    // Behind a held lock request of the same origin, or one still being served: wait
+    // with it, in order.
+    if ((!held_.empty() && held_.count(key)) || (!later_.empty() && later_.count(key))) {
         hold();
         return;
     }
@@ -237,6 +239,10 @@ void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, s
         return;
     }
     ++served_;
+    if (reply.status == kAmLater) {
+        later_.insert(key);
+        return;
+    }
     fi_addr_t dest;
     if (h.flags & kAmNoReply) {
         if (reply.status != OSCF_OK)
@@ -264,20 +270,42 @@ void ActiveMessages::retry_held() {
     }
 }
 
+void ActiveMessages::answer(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status) {
+    const auto key = std::make_pair(window_id, origin_rank);
+    later_.erase(key);
+    auto it = windows_.find(window_id);
+    fi_addr_t dest;
+    if (it == windows_.end() || it->second->peer_address(origin_rank, &dest) != OSCF_OK) {
+        log(0, "a reply to rank %u for a window that is gone, dropped", origin_rank);
+        return;
+    }
+    AmHeader reply{};
+    reply.version = kAmVersion;
+    reply.opcode = kAmReply;
+    reply.token = token;
+    reply.status = status;
+    send(dest, reply, nullptr, 0);
+    replay(key);
+}
+
+void ActiveMessages::replay(const std::pair<uint64_t, uint32_t> &key) {
+    auto it = held_.find(key);
+    if (it == held_.end()) return;
+    std::deque<std::vector<uint8_t>> q = std::move(it->second);
+    held_.erase(it);
+    // Held in the order sent: served again without the stream check. One that must
+    // wait again holds the rest behind it (handle_request).
+    for (const auto &msg : q) serve_stored(msg);
+}
+
 void ActiveMessages::redispatch(uint64_t window_id) {
     // Keys first: replaying may hold a request again (a new entry under its key) or
     // release a lock and redispatch recursively; each key is looked up afresh.
     std::vector<std::pair<uint64_t, uint32_t>> keys;
     for (auto it = held_.lower_bound({window_id, 0}); it != held_.end() && it->first.first == window_id; ++it)
         keys.push_back(it->first);
-    for (const auto &k : keys) {
-        auto it = held_.find(k);
-        if (it == held_.end()) continue;
-        std::deque<std::vector<uint8_t>> q = std::move(it->second);
-        held_.erase(it);
-        // Held in the order sent: served again without the stream check.
-        for (const auto &msg : q) serve_stored(msg);
-    }
+    for (const auto &k : keys)
+        if (!later_.count(k)) replay(k);  // still being served: its answer replays them
 }
 
 void ActiveMessages::handle_reply(const AmHeader &h, const uint8_t *payload, size_t len) {

@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -23,6 +24,10 @@ namespace oscf {
 // shared lock request while an exclusive holder has the lock). The message layer then
 // holds it, and everything after it from the same origin, until redispatch().
 constexpr int kAmDeferred = 1;
+// Not an error either: the window serves this request over time (it reads or writes the
+// origin's memory first) and will answer() it. Until then later requests from the same
+// origin to the same window wait, as behind a held lock request.
+constexpr int kAmLater = 2;
 
 // The origin side of one request in flight: where the reply's data goes, and the
 // counter to complete.
@@ -44,6 +49,10 @@ public:
     int start(size_t receive_buffers);
 
     void add_window(uint64_t id, oscf_win *win) { windows_[id] = win; }
+    oscf_win *window(uint64_t id) const {
+        auto it = windows_.find(id);
+        return it == windows_.end() ? nullptr : it->second;
+    }
     void remove_window(uint64_t id);
 
     // A request whose reply completes `counter` (and copies up to result_bytes of
@@ -57,6 +66,10 @@ public:
 
     // Called by a receive buffer's completion.
     void on_receive(const uint8_t *msg, size_t len);
+
+    // The reply to a request its window served later (kAmLater); then serves what
+    // waited behind it.
+    void answer(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status);
 
     uint64_t requests_served() const { return served_; }
 
@@ -92,6 +105,9 @@ private:
     // Held requests (whole messages) by (window id, origin rank); ordered so redispatch
     // finds one window's entries together. Empty except while a lock is contended.
     std::map<std::pair<uint64_t, uint32_t>, std::deque<std::vector<uint8_t>>> held_;
+    // (window id, origin rank) with a request served later and not yet answered.
+    std::set<std::pair<uint64_t, uint32_t>> later_;
+    void replay(const std::pair<uint64_t, uint32_t> &key);
     // Requests are served in the order their origin sent them (AmHeader::seq), not in
     // the order their receives complete: tcp;ofi_rxm completes a message above its eager
     // size (16 KiB less headers) after smaller ones sent behind it. Per (window id,

@@ -12,6 +12,7 @@
 //   version 6: kAmGather, the small segments of one get read in one message.
 //   version 7: kAmScatter and kAmGatherRuns, a put's or get's pieces described as runs
 //              (AmRun) of the target's layout.
+//   version 8: kAmScatterPull and kAmGatherPush, the same by rendezvous (AmPull).
 #pragma once
 
 #include <cstddef>
@@ -20,7 +21,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 7;
+constexpr uint8_t kAmVersion = 8;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,    // payload: count origin elements (none for a fetching NO_OP)
@@ -39,6 +40,10 @@ enum AmOpcode : uint8_t {
                           // back, which the target copies to them (packed_layout.cpp)
     kAmGatherRuns = 8,    // payload: count AmRuns; the reply carries their pieces' bytes
                           // back to back
+    kAmScatterPull = 9,   // payload: AmPull, then count AmRuns; the target reads the bytes
+                          // from the origin, copies them to the pieces, then replies
+    kAmGatherPush = 10,   // payload: AmPull, then count AmRuns; the target writes the
+                          // pieces' bytes to the origin, then replies (packed_rendezvous.cpp)
     kAmOpcodeMax
 };
 
@@ -114,6 +119,20 @@ struct AmRun {
     uint32_t count;
 };
 static_assert(sizeof(AmRun) == 24, "AmRun is part of the wire format");
+
+// Where a rendezvous chunk's bytes are in the origin's memory: an RMA address and key of
+// its registration, and how many bytes (at most kPullChunkMax).
+struct AmPull {
+    uint64_t addr;
+    uint64_t key;
+    uint64_t bytes;
+};
+static_assert(sizeof(AmPull) == 24, "AmPull is part of the wire format");
+constexpr size_t kPullChunkMax = size_t{1} << 20;
+// What an origin puts in one chunk: large enough that a transfer costs what its bytes
+// cost, small enough that packing the next overlaps it.
+constexpr size_t kRendezvousChunk = 256 * 1024;
+static_assert(kRendezvousChunk <= kPullChunkMax, "the target refuses larger chunks");
 
 // Largest payload of one message: longer accumulates are split into chunks of whole
 // elements and pipelined. A whole message stays below 16 KiB with room for a provider's

@@ -1,7 +1,9 @@
-// The small segments of one put or get that has many (a derived datatype cut into
-// pieces contiguous on both sides, osc_fabric_datatype.c) travel packed: posting one
-// fabric operation per piece costs a message or a system call each, whatever its size,
-// and a vector of 4-byte blocks is hundreds of thousands of pieces.
+// The small segments of one put or get that has many (oscf_win_putv/getv: a derived
+// datatype cut into pieces contiguous on both sides, osc_fabric_datatype.c) travel
+// packed: posting one fabric operation per piece costs a message or a system call each,
+// whatever its size. The MPI layer sends layouts of small pieces in the layout form
+// instead (packed_layout.cpp); what still comes here are the cuts of larger pieces,
+// whose boundaries at the two sides leave some small ones.
 //   put: pieces become byte REPLACE records (AmRecord) of kAmBatch messages of up to
 //        kAmMaxPayload bytes, which the target's engine applies in order;
 //   get: pieces are listed in kAmGather messages of up to kAmMaxPayload bytes each;
@@ -25,7 +27,7 @@
 
 class oscf_win::Packed {
 public:
-    static constexpr size_t kPackedSegmentMax = OSCF_PACKED_PIECE_MAX;
+    static constexpr size_t kPackedSegmentMax = 4096;
 
     Packed(oscf_win &win, Peer &p, Dir dir, oscf::OpScope &scope)
         : win_(win), p_(p), dir_(dir), scope_(scope) {}

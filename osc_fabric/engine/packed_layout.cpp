@@ -12,7 +12,9 @@
 // completes with the last of them. Anything queued for the target (our lock request among
 // it) leaves before the first message, keeping program order at the target.
 // Ourselves and on-node peers reached directly get the same calls as plain copies.
+// From kRendezvousMin bytes the pieces' bytes travel by RMA instead (packed_rendezvous.cpp).
 // perf/osc_ddt measures this against the same bytes moved contiguously (perf/README.md).
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -97,15 +99,27 @@ bool layout_extent(const oscf_run *runs, size_t n, int64_t *lo, int64_t *hi, siz
     return true;
 }
 
-// Calls piece(offset, len) for every piece of the n runs at desc, in order; stops at the
-// first status that is not OSCF_OK.
-template <class Piece>
-int each_piece(const uint8_t *desc, uint32_t n, Piece &&piece) {
+// Calls piece(at, len) for every piece of the n runs at desc, in order, where at is
+// where(offset, len) says the piece lies; stops at the first status that is not
+// OSCF_OK, and fails with OSCF_ERR_RMA_RANGE at a piece where() refuses. A run whose
+// whole span where() accepts is checked once, not piece by piece.
+template <class Where, class Piece>
+int each_piece(const uint8_t *desc, uint32_t n, Where &&where, Piece &&piece) {
     for (uint32_t i = 0; i < n; ++i) {
         AmRun r;
         std::memcpy(&r, desc + i * sizeof r, sizeof r);
+        if (r.count == 0 || r.len == 0) continue;
+        const __int128 last = static_cast<__int128>(r.stride) * (r.count - 1);
+        const __int128 lo = static_cast<__int128>(r.offset) + std::min<__int128>(0, last);
+        const __int128 hi = static_cast<__int128>(r.offset) + std::max<__int128>(0, last) + r.len;
+        char *span = lo >= 0 && hi <= static_cast<__int128>(UINT64_MAX)
+                         ? where(static_cast<uint64_t>(lo), static_cast<size_t>(hi - lo))
+                         : nullptr;
         for (uint32_t j = 0; j < r.count; ++j) {
-            int rc = piece(r.offset + static_cast<uint64_t>(r.stride) * j, size_t{r.len});
+            const uint64_t offset = r.offset + static_cast<uint64_t>(r.stride) * j;
+            char *at = span ? span + (offset - static_cast<uint64_t>(lo)) : where(offset, size_t{r.len});
+            if (!at) return OSCF_ERR_RMA_RANGE;
+            int rc = piece(at, size_t{r.len});
             if (rc != OSCF_OK) return rc;
         }
     }
@@ -132,7 +146,9 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     rc = begin_access(lk, target, what);
     uint64_t delta = 0;
     if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lo, hi, what, &delta);
-    if (!rc && bytes > 0)
+    if (!rc && bytes >= kRendezvousMin)
+        rc = rendezvous(p, dir, runs, n, delta, bytes, hold.pass_on(), scope);
+    else if (!rc && bytes > 0)
         rc = dir == Dir::write ? scatter(p, runs, n, delta, pk, scope)
                                : gather_runs(p, runs, n, delta, bytes, hold.pass_on(), scope);
     return finish(lk, scope, rc);
@@ -191,7 +207,7 @@ int oscf_win::scatter(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, c
     RunCursor cursor(runs, n, delta);
     std::vector<AmRun> sub;
     while (!cursor.done()) {
-        const size_t data = cursor.next(sub, kAmMaxPayload, true);
+        const size_t data = cursor.next(sub, RunCursor::shared(kAmMaxPayload));
         if (pk.pack(pk.arg, pack_buffer_.get(), data) != OSCF_OK) return OSCF_ERR_INTERNAL;
         const bool last = cursor.done();
         AmHeader h = am_request(p, kAmScatter, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, last ? 0 : kAmNoReply,
@@ -218,7 +234,7 @@ int oscf_win::gather_runs(Peer &p, const oscf_run *runs, size_t n, uint64_t delt
     RunCursor cursor(runs, n, delta);
     std::vector<AmRun> sub;
     for (size_t pos = 0; !rc && !cursor.done();) {
-        const size_t data = cursor.next(sub, kAmMaxPayload, false);
+        const size_t data = cursor.next(sub, RunCursor::split(kAmMaxPayload));
         AmHeader h = am_request(p, kAmGatherRuns, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, kAmFetch,
                                 static_cast<uint32_t>(sub.size()), 0);
         reply->expect();
@@ -251,28 +267,33 @@ int oscf_win::serve_scatter(const AmHeader &h, const uint8_t *payload, size_t le
 int oscf_win::scatter_here(const AmHeader &h, const uint8_t *payload, size_t len) {
     const size_t desc = size_t{h.count} * sizeof(AmRun);
     if (desc > len) return OSCF_ERR_ARG;
-    const uint8_t *data = payload + desc;
-    size_t left = len - desc;
-    int rc = each_piece(payload, h.count, [&](uint64_t offset, size_t bytes) {
-        if (bytes > left) return OSCF_ERR_ARG;
-        char *t = am_target(false, offset, bytes);
-        if (!t) return OSCF_ERR_RMA_RANGE;
-        std::memcpy(t, data, bytes);
-        data += bytes;
-        left -= bytes;
-        return OSCF_OK;
-    });
-    return rc == OSCF_OK && left != 0 ? OSCF_ERR_ARG : rc;
+    return scatter_pieces(payload, h.count, payload + desc, len - desc);
 }
 
 int oscf_win::serve_gather_runs(const AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
                                 size_t *out_len) {
+    *out_len = 0;
     if (len != size_t{h.count} * sizeof(AmRun)) return OSCF_ERR_ARG;
+    return gather_pieces(payload, h.count, out, kAmMaxPayload, out_len);
+}
+
+int oscf_win::scatter_pieces(const uint8_t *desc, uint32_t n, const uint8_t *data, size_t len) {
+    auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
+    int rc = each_piece(desc, n, where, [&](char *t, size_t bytes) {
+        if (bytes > len) return OSCF_ERR_ARG;
+        std::memcpy(t, data, bytes);
+        data += bytes;
+        len -= bytes;
+        return OSCF_OK;
+    });
+    return rc == OSCF_OK && len != 0 ? OSCF_ERR_ARG : rc;
+}
+
+int oscf_win::gather_pieces(const uint8_t *desc, uint32_t n, uint8_t *out, size_t cap, size_t *out_len) {
     size_t total = 0;
-    int rc = each_piece(payload, h.count, [&](uint64_t offset, size_t bytes) {
-        if (bytes > kAmMaxPayload - total) return OSCF_ERR_ARG;
-        const char *t = am_target(false, offset, bytes);
-        if (!t) return OSCF_ERR_RMA_RANGE;
+    auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
+    int rc = each_piece(desc, n, where, [&](const char *t, size_t bytes) {
+        if (bytes > cap - total) return OSCF_ERR_ARG;
         std::memcpy(out + total, t, bytes);
         total += bytes;
         return OSCF_OK;

@@ -25,19 +25,24 @@ public:
 
     bool done() const { return i_ == n_; }
 
-    // The next message's runs: their descriptions take sizeof(AmRun) each of `room`,
-    // and their bytes take the rest (data_shares_room: a put, whose bytes travel with
-    // them) or up to `room` of their own (a get, whose bytes come back in the reply).
-    // Returns their bytes.
-    size_t next(std::vector<AmRun> &out, size_t room, bool data_shares_room) {
+    // What one message may carry: descriptions (sizeof(AmRun) each) up to desc bytes,
+    // their pieces' bytes up to data, and both together up to total.
+    struct Room {
+        size_t desc, data, total;
+    };
+    // A put's message: runs and their bytes share it.
+    static Room shared(size_t room) { return Room{room, room, room}; }
+    // A get's message: runs in the request, their bytes in the reply.
+    static Room split(size_t room) { return Room{room, room, SIZE_MAX}; }
+
+    // The next message's runs; returns their bytes.
+    size_t next(std::vector<AmRun> &out, Room room) {
         out.clear();
         size_t desc = 0, data = 0;
         while (!done()) {
-            // What one more run's description and its bytes would share of room.
             const size_t desc_after = desc + sizeof(AmRun);
-            const size_t used = data_shares_room ? desc_after + data : data;
-            if (desc_after > room || used >= room) break;
-            const size_t left = room - used;
+            if (desc_after > room.desc || data >= room.data || desc_after + data >= room.total) break;
+            const size_t left = std::min(room.data - data, room.total - desc_after - data);
             const oscf_run &r = runs_[i_];
             const uint64_t first = delta_ + static_cast<uint64_t>(r.offset) +
                                    static_cast<uint64_t>(r.stride) * piece_ + byte_;
@@ -52,12 +57,12 @@ public:
                     advance(1);
                 }
             } else {
-                const size_t m = std::min(r.count - piece_, left / r.len);
+                const size_t m = std::min({r.count - piece_, left / r.len, size_t{UINT32_MAX}});
                 out.push_back(AmRun{first, r.stride, static_cast<uint32_t>(r.len), static_cast<uint32_t>(m)});
                 data += m * r.len;
                 advance(m);
             }
-            desc += sizeof(AmRun);
+            desc = desc_after;
         }
         return data;
     }

@@ -261,6 +261,27 @@ private:
                     const oscf_packer &pk, oscf::OpScope &scope);
     int serve_scatter(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     int scatter_here(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
+    // The n runs at desc: their pieces filled from data, or copied out to out.
+    int scatter_pieces(const uint8_t *desc, uint32_t n, const uint8_t *data, size_t len);
+    int gather_pieces(const uint8_t *desc, uint32_t n, uint8_t *out, size_t cap, size_t *out_len);
+    // packed_rendezvous.cpp: the same for large operations, by RMA of a registered copy.
+    static constexpr size_t kRendezvousMin = 4 * oscf::kAmMaxPayload;  // bytes; below, messages
+    int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint64_t delta, size_t bytes,
+                   const oscf_packer &pk, oscf::OpScope &scope);
+    int serve_rendezvous(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
+    class RendezvousOrigin;  // one operation's registered copy and answers
+    class RendezvousTarget;  // one chunk being served
+    // Buffers kept between operations: a fresh one costs page faults, the origin's a
+    // registration too. mr before mem: the registration closes first.
+    struct Staging {
+        std::unique_ptr<uint8_t[]> mem;
+        size_t cap = 0;
+        oscf::mr_ptr mr;
+        uint64_t key = 0;
+    };
+    Staging staging_;  // the origin's, while no operation holds it
+    std::vector<std::unique_ptr<uint8_t[]>> chunk_buffers_;  // the target's, kRendezvousChunk each
+    int take_staging(size_t bytes, Staging *out);
     std::map<uint32_t, int> scatter_errors_;  // origin rank: first failure of a silent kAmScatter
     int serve_gather_runs(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
                           size_t *out_len);

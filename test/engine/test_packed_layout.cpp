@@ -1,5 +1,8 @@
 // put_packed and get_packed: a target layout as runs, the origin's bytes from a packer.
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "../../osc_fabric/engine/am_proto.h"
@@ -59,12 +62,15 @@ size_t bytes_of(const std::vector<oscf_run> &runs) {
 TEST_CASE("a layout's pieces travel in few messages and land in place, both ways", "[rma][packed_layout]") {
     std::string prov = test_provider();
     const int target = GENERATE(0, 1);  // ourselves: plain copies
+    // A vector of 4-byte pieces, a run going backwards, and a piece larger than a message:
+    // small enough for messages, or large enough for the rendezvous.
+    const size_t scale = GENERATE(1, 10);
     const size_t kSize = 1 << 20;
     size_t sizes[2] = {kSize, kSize};
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
     std::memset(t.mem(target), 0, kSize);
-    // A vector of 4-byte pieces, a run going backwards, and a piece larger than a message.
-    const std::vector<oscf_run> runs{{16, 12, 4, 20000}, {300000, -8, 8, 1000}, {400000, 0, 40000, 1}};
+    const std::vector<oscf_run> runs{{16, 12, 4, 2000 * scale}, {300000, -8, 8, 100 * scale},
+                                     {400000, 0, 4000 * scale, 1}};
     Packer put;
     put.bytes = pattern(bytes_of(runs), 5);
     bool put_done = false, get_done = false;
@@ -154,4 +160,47 @@ TEST_CASE("a dynamic window's layout may skip the gaps between its regions", "[r
     CHECK(mem == expected(runs, put.bytes, mem.size()));
     REQUIRE(oscf_win_detach(t.win[1], mem.data()) == OSCF_OK);
     REQUIRE(oscf_win_detach(t.win[1], mem.data() + 2 * 4096) == OSCF_OK);
+}
+
+TEST_CASE("an exclusive lock never sees part of a rendezvous put's epoch", "[rma][packed_layout]") {
+    // Rank 0 puts a large layout inside a shared lock, adds an accumulate (batched, so the
+    // unlock's release travels with it) and unlocks; rank 1 takes its own window
+    // exclusively meanwhile. The chunks are served over time (kAmLater), so the release
+    // travelling behind them must wait until the last is in.
+    std::string prov = test_provider();
+    const size_t kSize = 1 << 20;
+    size_t sizes[2] = {kSize, kSize};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes, 1, OSCF_ACC_AM);
+    std::memset(t.mem(1), 0, kSize);
+    const std::vector<oscf_run> runs{{0, 16, 8, 60000}};
+    Packer put;
+    put.bytes = pattern(bytes_of(runs), 4);
+    const std::vector<char> want = expected(runs, put.bytes, kSize);
+    std::atomic<bool> done{false};
+    int partial = 0, seen_all = 0;
+    std::thread watcher([&] {
+        while (!done.load()) {
+            REQUIRE(oscf_win_lock(t.win[1], 1, 1, 0) == OSCF_OK);
+            const bool none = std::all_of(t.mem(1), t.mem(1) + kSize - 4, [](char c) { return c == 0; });
+            const bool all = std::memcmp(t.mem(1), want.data(), kSize - 4) == 0;
+            partial += !none && !all;
+            seen_all += all;
+            REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
+        }
+    });
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    oscf_packer pk = put.api();
+    REQUIRE(oscf_win_put_packed(t.win[0], 1, runs.data(), runs.size(), 0, &pk, nullptr) == OSCF_OK);
+    const int32_t one = 1;
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, nullptr, 1, OSCF_TYPE_INT32, OSCF_OP_SUM, 0,
+                                kSize - 4, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    done = true;
+    watcher.join();
+    CHECK(partial == 0);
+    CHECK(std::memcmp(t.mem(1), want.data(), kSize - 4) == 0);
+    int32_t sum;
+    std::memcpy(&sum, t.mem(1) + kSize - 4, 4);
+    CHECK(sum == 1);
+    CHECK(t.stats(0).layout_messages >= 2);
 }

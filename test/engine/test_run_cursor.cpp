@@ -43,7 +43,7 @@ Cut cut(const std::vector<oscf_run> &runs, size_t room, bool shares, uint64_t de
     Cut out;
     std::vector<AmRun> sub;
     while (!c.done()) {
-        out.bytes.push_back(c.next(sub, room, shares));
+        out.bytes.push_back(c.next(sub, shares ? RunCursor::shared(room) : RunCursor::split(room)));
         out.messages.push_back(sub);
         REQUIRE(out.messages.size() < 100000);  // the cursor always advances
     }
