@@ -206,9 +206,9 @@ int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
  * messages and the target's engine copies each piece to or from its place.
  *   pack(arg, dst, len): put only; writes the next len packed bytes at dst. Called only
  *     before oscf_win_put_packed returns.
- *   unpack(arg, src, len): get only; the operation's bytes, all of them, in order. Called
- *     once, from the engine's progress, before notify or the flush that completes the get;
- *     not called when the get failed.
+ *   unpack(arg, src, len): get only; the operation's bytes in order, in one or more
+ *     calls, from the engine's progress once all have arrived, before notify or the flush
+ *     that completes the get; not called when the get failed.
  *   release(arg): may be NULL. Called exactly once after the last pack or unpack, whatever
  *     the call returns. */
 /* The MPI layer uses the layout forms when a call's pieces average at most this many

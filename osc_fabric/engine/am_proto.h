@@ -40,10 +40,11 @@ enum AmOpcode : uint8_t {
                           // back, which the target copies to them (packed_layout.cpp)
     kAmGatherRuns = 8,    // payload: count AmRuns; the reply carries their pieces' bytes
                           // back to back
-    kAmScatterPull = 9,   // payload: AmPull, then count AmRuns; the target reads the bytes
-                          // from the origin, copies them to the pieces, then replies
-    kAmGatherPush = 10,   // payload: AmPull, then count AmRuns; the target writes the
-                          // pieces' bytes to the origin, then replies (packed_rendezvous.cpp)
+    kAmScatterPull = 9,   // payload: AmPull of a chunk of count AmRuns and their bytes;
+                          // the target reads it, copies the bytes to the pieces, replies
+    kAmGatherPush = 10,   // payload: AmPull of a chunk of count AmRuns and room for their
+                          // bytes; the target reads the runs, writes the bytes behind
+                          // them, then replies (packed_rendezvous.cpp)
     kAmOpcodeMax
 };
 
@@ -120,8 +121,9 @@ struct AmRun {
 };
 static_assert(sizeof(AmRun) == 24, "AmRun is part of the wire format");
 
-// Where a rendezvous chunk's bytes are in the origin's memory: an RMA address and key of
-// its registration, and how many bytes (at most kPullChunkMax).
+// Where a rendezvous chunk is in the origin's memory (an RMA address and key of its
+// registration): AmHeader::count AmRuns, then `bytes` bytes, together at most
+// kPullChunkMax.
 struct AmPull {
     uint64_t addr;
     uint64_t key;

@@ -147,7 +147,7 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     uint64_t delta = 0;
     if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lo, hi, what, &delta);
     if (!rc && bytes >= kRendezvousMin)
-        rc = rendezvous(p, dir, runs, n, delta, bytes, hold.pass_on(), scope);
+        rc = rendezvous(p, dir, runs, n, delta, hold.pass_on(), scope);
     else if (!rc && bytes > 0)
         rc = dir == Dir::write ? scatter(p, runs, n, delta, pk, scope)
                                : gather_runs(p, runs, n, delta, bytes, hold.pass_on(), scope);

@@ -1,13 +1,15 @@
 // Large packed puts and gets (packed_layout.cpp) by rendezvous. Messages of a few KiB
 // cost the provider a send and a receive each, over tcp a system call at both ends; the
 // bytes of a large derived-datatype put or get move faster as a few large RMA transfers.
-//   put: the origin packs into one buffer it registers, in chunks; each kAmScatterPull
-//        names a chunk (AmPull) and carries its runs. The target reads the chunk with
-//        fi_read, copies its pieces to their places, and answers.
-//   get: each kAmGatherPush names where in the origin's registered buffer a chunk's bytes
-//        go and carries its runs; the target copies the pieces out, writes them there
-//        (fi_write, delivery complete), and answers. After the last answer the origin
-//        unpacks.
+//   put: the origin writes each chunk's runs and packs its bytes behind them, into one
+//        buffer it registers; each kAmScatterPull names a chunk (AmPull). The target
+//        reads the chunk with fi_read, copies its pieces to their places, and answers.
+//   get: each kAmGatherPush names a chunk's runs and the room behind them; the target
+//        reads the runs, copies the pieces out, writes them there (fi_write, delivery
+//        complete), and answers. After the last answer the origin unpacks, chunk by
+//        chunk.
+// The runs travel with the bytes: a layout of tiny irregular pieces has more of them
+// than bytes, and messages of runs would cost a round trip each.
 // Chunks pipeline: the target reads one while the origin packs the next. While a chunk
 // is being served, later requests of the same origin wait (kAmLater, am.h), so program
 // order at the target (an unlock behind the put) is kept.
@@ -38,6 +40,10 @@ class oscf_win::RendezvousOrigin final : public Completion {
 public:
     RendezvousOrigin(oscf_win &win, bool get, size_t bytes, const oscf_packer &pk, Completion *next)
         : am_(*win.eng_.am), window_id_(win.id_), get_(get), bytes_(bytes), pk_(pk), next_(next) {}
+    // A chunk's bytes are at pos, len of them: a get unpacks them in this order.
+    void add_chunk(size_t pos, size_t len) {
+        if (get_) chunks_.emplace_back(pos, len);
+    }
     int open(oscf_win &win) { return win.take_staging(bytes_, &staging_); }
     uint8_t *at(size_t pos) { return staging_.mem.get() + pos; }
     AmPull chunk(const Fabric &fab, size_t pos, size_t bytes) const {
@@ -48,8 +54,8 @@ public:
     void complete(int status, size_t) override {
         if (status != OSCF_OK && status_ == OSCF_OK) status_ = status;
         if (--pending_ > 0) return;
-        if (get_ && status_ == OSCF_OK && pk_.unpack(pk_.arg, staging_.mem.get(), bytes_) != OSCF_OK)
-            status_ = OSCF_ERR_INTERNAL;
+        for (size_t i = 0; status_ == OSCF_OK && i < chunks_.size(); ++i)
+            if (pk_.unpack(pk_.arg, at(chunks_[i].first), chunks_[i].second) != OSCF_OK) status_ = OSCF_ERR_INTERNAL;
         if (pk_.release) pk_.release(pk_.arg);
         oscf_win *win = am_.window(window_id_);
         if (win && staging_.mr && staging_.cap <= kStagingKeepMax && win->staging_.cap < staging_.cap)
@@ -65,7 +71,8 @@ private:
     uint64_t window_id_;
     bool get_;
     size_t bytes_;
-    Staging staging_;
+    Staging staging_;  // each chunk's runs, then its bytes
+    std::vector<std::pair<size_t, size_t>> chunks_;
     oscf_packer pk_;
     Completion *next_;
     size_t pending_ = 1;  // the sender's part, until every chunk is out
@@ -84,85 +91,127 @@ int oscf_win::take_staging(size_t bytes, Staging *out) {
     return fab().register_memory(out->mem.get(), bytes, out->mr, &out->key);
 }
 
-// The target's side of one chunk: its runs and bytes, until the transfer completes; then
-// (a put) the pieces are filled, and the origin is answered. Finds its window by id at
-// the end: one freed meanwhile (an erroneous program) just drops the chunk.
+// The target's side of one chunk, until the origin is answered:
+//   put: read the runs and bytes, fill the pieces;
+//   get: read the runs, copy the pieces out behind them, write those bytes back.
+// Finds its window by id after each transfer: one freed meanwhile (an erroneous
+// program) just drops the chunk.
 class oscf_win::RendezvousTarget final : public Completion {
 public:
-    RendezvousTarget(oscf_win &win, const AmHeader &h, const uint8_t *runs, size_t bytes)
-        : am_(*win.eng_.am), window_id_(h.window_id), origin_(h.origin_rank), token_(h.token),
-          scatter_(h.opcode == kAmScatterPull), count_(h.count),
-          runs_(runs, runs + size_t{h.count} * sizeof(AmRun)), bytes_(bytes) {
-        if (bytes <= kRendezvousChunk && !win.chunk_buffers_.empty()) {
+    RendezvousTarget(oscf_win &win, const AmHeader &h, const AmPull &chunk, fi_addr_t origin)
+        : am_(*win.eng_.am), window_id_(h.window_id), origin_rank_(h.origin_rank), token_(h.token),
+          scatter_(h.opcode == kAmScatterPull), count_(h.count), chunk_(chunk), origin_(origin),
+          desc_(size_t{h.count} * sizeof(AmRun)) {
+        const size_t need = desc_ + chunk.bytes;
+        if (need <= kRendezvousChunk && !win.chunk_buffers_.empty()) {
             data_ = std::move(win.chunk_buffers_.back());
             win.chunk_buffers_.pop_back();
         } else {
-            data_.reset(new uint8_t[bytes <= kRendezvousChunk ? kRendezvousChunk : bytes]);
+            data_.reset(new uint8_t[std::max(need, kRendezvousChunk)]);
         }
     }
-    uint8_t *data() { return data_.get(); }
-    const uint8_t *runs() const { return runs_.data(); }
-    uint32_t count() const { return count_; }
-    void expect() { ++pending_; }
-    // After the last post: kAmLater while transfers are in flight; when every post
-    // failed at once, their error, answered by the caller (the job is gone).
-    int posted() {
-        if (--pending_ > 0) return kAmLater;
-        const int st = status_;
-        delete this;
-        return st;
+    // Posts the transfer of len bytes at offset `at` of the chunk (a write when
+    // `write`), in parts of at most max_msg_size. Returns kAmLater while it is in
+    // flight; when every post failed at once, their error.
+    int transfer(oscf_win *win, size_t len, size_t at, bool write) {
+        pending_ = 1;
+        status_ = OSCF_OK;
+        write_ = write;
+        const size_t max = win->fab().limits().max_msg_size;
+        for (size_t done = 0; done < len;) {
+            const size_t part = std::min(len - done, max);
+            ++pending_;
+            win->progress().post_or_defer(
+                write ? "fi_writemsg" : "fi_readmsg",
+                [this, win, write, at, done, part] {
+                    return win->fab().rma(write, data_.get() + at + done, part, origin_,
+                                          chunk_.addr + at + done, chunk_.key, this, nullptr);
+                },
+                [this](int err) { complete(err, 0); });
+            done += part;
+        }
+        return --pending_ > 0 ? kAmLater : status_;
     }
     void complete(int status, size_t) override {
         if (status != OSCF_OK && status_ == OSCF_OK) status_ = status;
         if (--pending_ > 0) return;
         oscf_win *win = am_.window(window_id_);
-        if (win && scatter_ && status_ == OSCF_OK)
-            status_ = win->scatter_pieces(runs_.data(), count_, data_.get(), bytes_);
-        if (win && bytes_ <= kRendezvousChunk && win->chunk_buffers_.size() < kChunkBuffersKept)
-            win->chunk_buffers_.push_back(std::move(data_));
-        if (win) am_.answer(window_id_, origin_, token_, status_);
+        if (!win) {
+            delete this;
+            return;
+        }
+        if (status_ == OSCF_OK && !scatter_ && !write_) {
+            // A get's runs are in: copy the pieces out and write them back.
+            size_t got = 0;
+            int rc = win->gather_pieces(data_.get(), count_, data_.get() + desc_, chunk_.bytes, &got);
+            if (rc == OSCF_OK && got != chunk_.bytes) rc = OSCF_ERR_ARG;
+            if (rc == OSCF_OK && (rc = transfer(win, chunk_.bytes, desc_, true)) == kAmLater) return;
+            status_ = rc;
+        } else if (status_ == OSCF_OK && scatter_) {
+            status_ = win->scatter_pieces(data_.get(), count_, data_.get() + desc_, chunk_.bytes);
+        }
+        finish(*win, status_);
+        keep_buffer(*win);
         delete this;
     }
 
 private:
+    void finish(oscf_win &win, int status) { win.eng_.am->answer(window_id_, origin_rank_, token_, status); }
+    void keep_buffer(oscf_win &win) {
+        if (desc_ + chunk_.bytes <= kRendezvousChunk && win.chunk_buffers_.size() < kChunkBuffersKept)
+            win.chunk_buffers_.push_back(std::move(data_));
+    }
+
     ActiveMessages &am_;
     uint64_t window_id_;
-    uint32_t origin_;
+    uint32_t origin_rank_;
     uint64_t token_;
     bool scatter_;
     uint32_t count_;
-    std::vector<uint8_t> runs_;
-    std::unique_ptr<uint8_t[]> data_;
-    size_t bytes_;
-    size_t pending_ = 1;  // the server's part, until every transfer is posted (posted())
+    AmPull chunk_;
+    fi_addr_t origin_;
+    size_t desc_;
+    std::unique_ptr<uint8_t[]> data_;  // the runs, then the bytes
+    size_t pending_ = 0;
     int status_ = OSCF_OK;
+    bool write_ = false;
 };
 
 int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint64_t delta,
-                         size_t bytes, const oscf_packer &pk, OpScope &scope) {
+                         const oscf_packer &pk, OpScope &scope) {
     const bool put = dir == Dir::write;
-    auto *op = new RendezvousOrigin(*this, !put, bytes, pk, scope.context());
+    // Each chunk is its runs, then their bytes, together at most kRendezvousChunk: a
+    // layout of many tiny pieces has more runs than bytes, and they travel the same way.
+    const RunCursor::Room room = RunCursor::shared(kRendezvousChunk);
+    std::vector<AmRun> sub;
+    size_t staged = 0;
+    for (RunCursor dry(runs, n, delta); !dry.done();) {
+        const size_t data = dry.next(sub, room);
+        staged += sub.size() * sizeof(AmRun) + data;
+    }
+    auto *op = new RendezvousOrigin(*this, !put, staged, pk, scope.context());
     scope.on_post();
     int rc = op->open(*this);
     if (!rc) rc = send_batch(p);  // what is queued for the target leaves first
     RunCursor cursor(runs, n, delta);
-    std::vector<AmRun> sub;
-    const RunCursor::Room room{kAmMaxPayload - sizeof(AmPull), kRendezvousChunk, SIZE_MAX};
     for (size_t pos = 0; !rc && !cursor.done();) {
         const size_t data = cursor.next(sub, room);
-        if (put && pk.pack(pk.arg, op->at(pos), data) != OSCF_OK) {
+        const size_t desc = sub.size() * sizeof(AmRun);
+        std::memcpy(op->at(pos), sub.data(), desc);
+        if (put && pk.pack(pk.arg, op->at(pos + desc), data) != OSCF_OK) {
             rc = OSCF_ERR_INTERNAL;
             break;
         }
         const AmPull chunk = op->chunk(fab(), pos, data);
+        op->add_chunk(pos + desc, data);
         AmHeader h = am_request(p, put ? kAmScatterPull : kAmGatherPush, OSCF_TYPE_UINT8,
                                 put ? OSCF_OP_REPLACE : OSCF_OP_NO_OP, 0, static_cast<uint32_t>(sub.size()), 0);
         op->expect();
         h.token = eng_.am->new_request(op, nullptr, 0);
         ++stats.layout_messages;
-        rc = eng_.am->send(p.addr, h, &chunk, sizeof chunk, sub.data(), sub.size() * sizeof(AmRun));
+        rc = eng_.am->send(p.addr, h, &chunk, sizeof chunk);
         if (rc) op->complete(rc, 0);  // no answer will come
-        pos += data;
+        pos += desc + data;
         // The target's read of this chunk needs our provider's progress (tcp): give it
         // some before packing the next.
         if (!rc && !cursor.done()) progress().run_locked();
@@ -173,31 +222,15 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint6
 
 int oscf_win::serve_rendezvous(const AmHeader &h, const uint8_t *payload, size_t len) {
     AmPull chunk;
-    if (len < sizeof chunk || len - sizeof chunk != size_t{h.count} * sizeof(AmRun)) return OSCF_ERR_ARG;
+    if (len != sizeof chunk) return OSCF_ERR_ARG;
     std::memcpy(&chunk, payload, sizeof chunk);
-    if (chunk.bytes == 0 || chunk.bytes > kPullChunkMax) return OSCF_ERR_ARG;
+    const size_t desc = size_t{h.count} * sizeof(AmRun);
+    if (chunk.bytes == 0 || chunk.bytes > kPullChunkMax || desc > kPullChunkMax - chunk.bytes)
+        return OSCF_ERR_ARG;
     if (h.origin_rank >= peers_.size()) return OSCF_ERR_ARG;
-    const fi_addr_t origin = peers_[h.origin_rank].addr;
-    auto job = std::make_unique<RendezvousTarget>(*this, h, payload + sizeof chunk, chunk.bytes);
-    const bool put = h.opcode == kAmScatterPull;
-    if (!put) {
-        size_t got = 0;
-        int rc = gather_pieces(job->runs(), job->count(), job->data(), chunk.bytes, &got);
-        if (rc == OSCF_OK && got != chunk.bytes) rc = OSCF_ERR_ARG;
-        if (rc) return rc;  // answered now
-    }
-    RendezvousTarget *t = job.release();  // completes (and answers) from here on
-    const size_t max = fab().limits().max_msg_size;
-    for (size_t done = 0; done < chunk.bytes;) {
-        const size_t part = std::min<size_t>(chunk.bytes - done, max);
-        t->expect();
-        progress().post_or_defer(
-            put ? "fi_readmsg" : "fi_writemsg",
-            [this, t, put, done, part, origin, chunk] {
-                return fab().rma(!put, t->data() + done, part, origin, chunk.addr + done, chunk.key, t, nullptr);
-            },
-            [t](int err) { t->complete(err, 0); });
-        done += part;
-    }
-    return t->posted();
+    auto *t = new RendezvousTarget(*this, h, chunk, peers_[h.origin_rank].addr);
+    // A put reads runs and bytes at once; a get reads its runs first (RendezvousTarget).
+    const int rc = t->transfer(this, h.opcode == kAmScatterPull ? desc + chunk.bytes : desc, 0, false);
+    if (rc != kAmLater) delete t;  // nothing in flight: answered now
+    return rc;
 }

@@ -26,9 +26,9 @@ struct Packer {
                            },
                            [](void *a, const void *src, size_t len) -> int {
                                auto *p = static_cast<Packer *>(a);
-                               if (len != p->bytes.size()) return OSCF_ERR_INTERNAL;
-                               std::memcpy(p->bytes.data(), src, len);
-                               p->at = len;
+                               if (p->at + len > p->bytes.size()) return OSCF_ERR_INTERNAL;
+                               std::memcpy(p->bytes.data() + p->at, src, len);
+                               p->at += len;
                                return OSCF_OK;
                            },
                            [](void *a) { ++static_cast<Packer *>(a)->released; }, this};
@@ -92,6 +92,7 @@ TEST_CASE("a layout's pieces travel in few messages and land in place, both ways
     CHECK(get_done);
     CHECK(get.released == 1);
     CHECK(get.bytes == put.bytes);
+    CHECK(get.at == get.bytes.size());
     REQUIRE(oscf_win_unlock(t.win[0], target) == OSCF_OK);
 
     const oscf_win_stats st = t.stats(0);
