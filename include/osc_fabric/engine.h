@@ -283,6 +283,13 @@ typedef struct oscf_acc_segment {
 int oscf_win_accumulatev(oscf_win *win, int target, const oscf_acc_segment *segs, size_t n,
                          oscf_type type, oscf_op op, int64_t target_disp,
                          const oscf_notify *notify);
+/* The layout form (oscf_win_put_packed) of a non-fetching accumulate: pieces of whole
+ * elements of type. OSCF_ERR_UNSUPPORTED, with nothing done, where the target's engine
+ * does not apply type's updates itself (ourselves, an on-node peer reached directly, a
+ * type the provider's atomics carry): use oscf_win_accumulatev there. */
+int oscf_win_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n,
+                               oscf_type type, oscf_op op, int64_t target_disp,
+                               const oscf_packer *packer, const oscf_notify *notify);
 /* One element: if target == *compare then target = *origin; *result = old target. */
 int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, const void *compare,
                               void *result, oscf_type type, int64_t target_disp,

@@ -229,6 +229,14 @@ int oscf_win_get_packed(oscf_win *win, int target, const oscf_run *runs, size_t 
     });
 }
 
+int oscf_win_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n,
+                               oscf_type type, oscf_op op, int64_t disp, const oscf_packer *pk,
+                               const oscf_notify *notify) {
+    return with_packer(__func__, win, runs, n, pk, true, [&](oscf_win &w, Guard &lk) {
+        return w.accumulate_packed(lk, target, runs, n, type, op, disp, *pk, notify);
+    });
+}
+
 int oscf_win_direct_span(oscf_win *win, int target, int64_t disp, int64_t offset, size_t len,
                          int is_put, void **where) {
     if (!where) return OSCF_ERR_ARG;

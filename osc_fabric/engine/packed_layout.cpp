@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "atomic_types.h"
 #include "run_cursor.h"
 #include "window.h"
 
@@ -147,10 +148,45 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     uint64_t delta = 0;
     if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lo, hi, what, &delta);
     if (!rc && bytes >= kRendezvousMin)
-        rc = rendezvous(p, dir, runs, n, delta, hold.pass_on(), scope);
+        rc = rendezvous(p, dir, runs, n, delta, hold.pass_on(), scope, Update{});
     else if (!rc && bytes > 0)
-        rc = dir == Dir::write ? scatter(p, runs, n, delta, pk, scope)
+        rc = dir == Dir::write ? scatter(p, runs, n, delta, pk, scope, Update{})
                                : gather_runs(p, runs, n, delta, bytes, hold.pass_on(), scope);
+    return finish(lk, scope, rc);
+}
+
+// The layout form of an accumulate, to a peer whose updates of `type` its engine applies
+// (active messages): the pieces' elements travel as a put's bytes do, and the target
+// applies them as it applies every emulated accumulate, so they stay atomic with the
+// rest. Ordered behind earlier accumulates like any other.
+int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
+                                oscf_op op, int64_t disp, const oscf_packer &pk, const oscf_notify *notify) {
+    PackerRelease hold(pk);
+    if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type) || op == OSCF_OP_NO_OP)
+        return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
+    int rc = check_target(target);
+    if (rc) return rc;
+    Peer &p = peers_[static_cast<size_t>(target)];
+    if (target == rank_ || direct_accumulate(p, type) || eng_.caps.native(type)) return OSCF_ERR_UNSUPPORTED;
+    if (notify && (rc = check_request_epoch(target, "accumulate"))) return rc;
+    int64_t lo = 0, hi = 0;
+    size_t bytes = 0;
+    if (!layout_extent(runs, n, &lo, &hi, &bytes))
+        return usage_error(OSCF_ERR_RMA_RANGE, "accumulate: the target datatype's layout overflows");
+    const size_t size = type_size(type);
+    for (size_t i = 0; i < n; ++i)
+        if (runs[i].len % size) return usage_error(OSCF_ERR_TYPE, "accumulate: a piece splits an element");
+    OpScope scope(p.acc, notify);
+    rc = begin_access(lk, target, "accumulate");
+    uint64_t delta = 0;
+    if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lo, hi, "accumulate", &delta);
+    // What is queued for the target leaves first; an ordering waits for earlier ones.
+    if (!rc && bytes > 0 && !(rc = send_batch(p))) rc = order_accumulate(lk, p, OSCF_PATH_AM);
+    if (!rc && bytes >= kRendezvousMin)
+        rc = rendezvous(p, Dir::write, runs, n, delta, hold.pass_on(), scope, Update{type, op});
+    else if (!rc && bytes > 0)
+        rc = scatter(p, runs, n, delta, pk, scope, Update{type, op});
+    if (!rc) stats.am_requests += bytes > 0;
     return finish(lk, scope, rc);
 }
 
@@ -200,17 +236,17 @@ int oscf_win::staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *ru
 }
 
 int oscf_win::scatter(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, const oscf_packer &pk,
-                      OpScope &scope) {
+                      OpScope &scope, Update u) {
     int rc = send_batch(p);
     if (rc) return rc;
     if (!pack_buffer_) pack_buffer_.reset(new uint8_t[kAmMaxPayload]);
-    RunCursor cursor(runs, n, delta);
+    RunCursor cursor(runs, n, delta, type_size(u.type));
     std::vector<AmRun> sub;
     while (!cursor.done()) {
         const size_t data = cursor.next(sub, RunCursor::shared(kAmMaxPayload));
         if (pk.pack(pk.arg, pack_buffer_.get(), data) != OSCF_OK) return OSCF_ERR_INTERNAL;
         const bool last = cursor.done();
-        AmHeader h = am_request(p, kAmScatter, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, last ? 0 : kAmNoReply,
+        AmHeader h = am_request(p, kAmScatter, u.type, u.op, last ? 0 : kAmNoReply,
                                 static_cast<uint32_t>(sub.size()), 0);
         if (last) {
             h.token = eng_.am->new_request(scope.context(), nullptr, 0);
@@ -267,7 +303,7 @@ int oscf_win::serve_scatter(const AmHeader &h, const uint8_t *payload, size_t le
 int oscf_win::scatter_here(const AmHeader &h, const uint8_t *payload, size_t len) {
     const size_t desc = size_t{h.count} * sizeof(AmRun);
     if (desc > len) return OSCF_ERR_ARG;
-    return scatter_pieces(payload, h.count, payload + desc, len - desc);
+    return scatter_pieces(payload, h.count, payload + desc, len - desc, Update{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)});
 }
 
 int oscf_win::serve_gather_runs(const AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
@@ -277,11 +313,18 @@ int oscf_win::serve_gather_runs(const AmHeader &h, const uint8_t *payload, size_
     return gather_pieces(payload, h.count, out, kAmMaxPayload, out_len);
 }
 
-int oscf_win::scatter_pieces(const uint8_t *desc, uint32_t n, const uint8_t *data, size_t len) {
+int oscf_win::scatter_pieces(const uint8_t *desc, uint32_t n, const uint8_t *data, size_t len, Update u) {
+    // An accumulate's pieces are whole elements, applied as every emulated accumulate is.
+    if (!u.copy() && (!valid_type(u.type) || !valid_op(u.op) || !op_allowed(u.op, u.type) || u.op == OSCF_OP_NO_OP))
+        return OSCF_ERR_ARG;
+    const size_t size = type_size(u.type);
     auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
     int rc = each_piece(desc, n, where, [&](char *t, size_t bytes) {
-        if (bytes > len) return OSCF_ERR_ARG;
-        std::memcpy(t, data, bytes);
+        if (bytes > len || bytes % size) return OSCF_ERR_ARG;
+        if (u.copy())
+            std::memcpy(t, data, bytes);
+        else
+            apply_here(u.op, u.type, t, reinterpret_cast<const char *>(data), nullptr, bytes / size);
         data += bytes;
         len -= bytes;
         return OSCF_OK;

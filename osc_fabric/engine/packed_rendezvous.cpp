@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "am.h"
+#include "atomic_types.h"
 #include "run_cursor.h"
 #include "window.h"
 
@@ -100,7 +101,8 @@ class oscf_win::RendezvousTarget final : public Completion {
 public:
     RendezvousTarget(oscf_win &win, const AmHeader &h, const AmPull &chunk, fi_addr_t origin)
         : am_(*win.eng_.am), window_id_(h.window_id), origin_rank_(h.origin_rank), token_(h.token),
-          scatter_(h.opcode == kAmScatterPull), count_(h.count), chunk_(chunk), origin_(origin),
+          scatter_(h.opcode == kAmScatterPull), update_{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)},
+          count_(h.count), chunk_(chunk), origin_(origin),
           desc_(size_t{h.count} * sizeof(AmRun)) {
         const size_t need = desc_ + chunk.bytes;
         if (need <= kRendezvousChunk && !win.chunk_buffers_.empty()) {
@@ -148,7 +150,7 @@ public:
             if (rc == OSCF_OK && (rc = transfer(win, chunk_.bytes, desc_, true)) == kAmLater) return;
             status_ = rc;
         } else if (status_ == OSCF_OK && scatter_) {
-            status_ = win->scatter_pieces(data_.get(), count_, data_.get() + desc_, chunk_.bytes);
+            status_ = win->scatter_pieces(data_.get(), count_, data_.get() + desc_, chunk_.bytes, update_);
         }
         finish(*win, status_);
         keep_buffer(*win);
@@ -167,6 +169,7 @@ private:
     uint32_t origin_rank_;
     uint64_t token_;
     bool scatter_;
+    Update update_;
     uint32_t count_;
     AmPull chunk_;
     fi_addr_t origin_;
@@ -178,14 +181,15 @@ private:
 };
 
 int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint64_t delta,
-                         const oscf_packer &pk, OpScope &scope) {
+                         const oscf_packer &pk, OpScope &scope, Update u) {
     const bool put = dir == Dir::write;
     // Each chunk is its runs, then their bytes, together at most kRendezvousChunk: a
     // layout of many tiny pieces has more runs than bytes, and they travel the same way.
     const RunCursor::Room room = RunCursor::shared(kRendezvousChunk);
     std::vector<AmRun> sub;
     size_t staged = 0;
-    for (RunCursor dry(runs, n, delta); !dry.done();) {
+    const size_t unit = type_size(u.type);
+    for (RunCursor dry(runs, n, delta, unit); !dry.done();) {
         const size_t data = dry.next(sub, room);
         staged += sub.size() * sizeof(AmRun) + data;
     }
@@ -193,7 +197,7 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint6
     scope.on_post();
     int rc = op->open(*this);
     if (!rc) rc = send_batch(p);  // what is queued for the target leaves first
-    RunCursor cursor(runs, n, delta);
+    RunCursor cursor(runs, n, delta, unit);
     for (size_t pos = 0; !rc && !cursor.done();) {
         const size_t data = cursor.next(sub, room);
         const size_t desc = sub.size() * sizeof(AmRun);
@@ -204,8 +208,8 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint6
         }
         const AmPull chunk = op->chunk(fab(), pos, data);
         op->add_chunk(pos + desc, data);
-        AmHeader h = am_request(p, put ? kAmScatterPull : kAmGatherPush, OSCF_TYPE_UINT8,
-                                put ? OSCF_OP_REPLACE : OSCF_OP_NO_OP, 0, static_cast<uint32_t>(sub.size()), 0);
+        AmHeader h = am_request(p, put ? kAmScatterPull : kAmGatherPush, u.type, put ? u.op : OSCF_OP_NO_OP, 0,
+                                static_cast<uint32_t>(sub.size()), 0);
         op->expect();
         h.token = eng_.am->new_request(op, nullptr, 0);
         ++stats.layout_messages;

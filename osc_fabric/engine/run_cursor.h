@@ -19,7 +19,9 @@ class RunCursor {
 public:
     // delta: added to every offset, turning the caller's offsets into the target's
     // (AmHeader::offset) ones.
-    RunCursor(const oscf_run *runs, size_t n, uint64_t delta) : runs_(runs), n_(n), delta_(delta) {
+    // unit: pieces are split only at multiples of it (an accumulate's element size).
+    RunCursor(const oscf_run *runs, size_t n, uint64_t delta, size_t unit = 1)
+        : runs_(runs), n_(n), delta_(delta), unit_(unit) {
         skip_empty();
     }
 
@@ -47,8 +49,9 @@ public:
             const uint64_t first = delta_ + static_cast<uint64_t>(r.offset) +
                                    static_cast<uint64_t>(r.stride) * piece_ + byte_;
             if (byte_ > 0 || r.len > left) {
-                // Part of one piece: what fits of it.
-                const size_t take = std::min(r.len - byte_, left);
+                // Part of one piece: what fits of it, in whole units.
+                const size_t take = std::min(r.len - byte_, left / unit_ * unit_);
+                if (take == 0) break;
                 out.push_back(AmRun{first, 0, static_cast<uint32_t>(take), 1});
                 data += take;
                 byte_ += take;
@@ -83,6 +86,7 @@ private:
     const oscf_run *runs_;
     size_t n_;
     uint64_t delta_;
+    size_t unit_;
     size_t i_ = 0;      // current run
     size_t piece_ = 0;  // its next piece
     size_t byte_ = 0;   // bytes of that piece already sent (only when it did not fit)

@@ -75,6 +75,8 @@ struct oscf_win {
                    const oscf_packer &pk, const oscf_notify *notify) {
         return transfer_packed(lk, Dir::read, target, runs, n, disp, pk, notify);
     }
+    int accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
+                          oscf_op op, int64_t disp, const oscf_packer &pk, const oscf_notify *notify);
 
     // accumulate.cpp
     int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
@@ -255,19 +257,25 @@ private:
                      int64_t lo, int64_t hi, const char *what, uint64_t *delta);
     int staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n,
                         int64_t disp, size_t bytes, const oscf_packer &pk, const oscf_notify *notify);
+    // What a layout's bytes do at the target: a put's plain copy, or an accumulate.
+    struct Update {
+        oscf_type type = OSCF_TYPE_UINT8;
+        oscf_op op = OSCF_OP_REPLACE;
+        bool copy() const { return type == OSCF_TYPE_UINT8 && op == OSCF_OP_REPLACE; }
+    };
     int scatter(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, const oscf_packer &pk,
-                oscf::OpScope &scope);
+                oscf::OpScope &scope, Update u);
     int gather_runs(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, size_t bytes,
                     const oscf_packer &pk, oscf::OpScope &scope);
     int serve_scatter(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     int scatter_here(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     // The n runs at desc: their pieces filled from data, or copied out to out.
-    int scatter_pieces(const uint8_t *desc, uint32_t n, const uint8_t *data, size_t len);
+    int scatter_pieces(const uint8_t *desc, uint32_t n, const uint8_t *data, size_t len, Update u);
     int gather_pieces(const uint8_t *desc, uint32_t n, uint8_t *out, size_t cap, size_t *out_len);
     // packed_rendezvous.cpp: the same for large operations, by RMA of a registered copy.
     static constexpr size_t kRendezvousMin = 4 * oscf::kAmMaxPayload;  // bytes; below, messages
     int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint64_t delta,
-                   const oscf_packer &pk, oscf::OpScope &scope);
+                   const oscf_packer &pk, oscf::OpScope &scope, Update u);
     int serve_rendezvous(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     class RendezvousOrigin;  // one operation's registered copy and answers
     class RendezvousTarget;  // one chunk being served

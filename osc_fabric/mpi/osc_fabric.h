@@ -195,6 +195,16 @@ void ompi_osc_fabric_runs_free(ompi_osc_fabric_runs *r);
 /* Whether (dt, count)'s pieces are at most max bytes on average: walks only as far as
  * it takes to know. */
 bool ompi_osc_fabric_small_pieces(struct ompi_datatype_t *dt, int count, size_t bytes, size_t max);
+/* Fills runs with the target's layout and returns true when a call's pieces are small on
+ * either side (they average at most OSCF_PACKED_PIECE_MAX bytes): the engine's layout
+ * forms (oscf_win_put_packed) then beat a segment per piece. */
+bool ompi_osc_fabric_layout_wanted(struct ompi_datatype_t *origin_dt, int origin_count,
+                                   struct ompi_datatype_t *target_dt, int target_count,
+                                   ompi_osc_fabric_runs *runs);
+/* (base, count, dt) as an oscf_packer: a convertor that packs it (pack) or unpacks into
+ * it, and holds the datatype until released. */
+int ompi_osc_fabric_packer(struct ompi_datatype_t *dt, int count, const void *base, bool pack,
+                           oscf_packer *out);
 /* Walks up to three piece lists together, calling emit(arg, at[], len) for each stretch
  * contiguous on every side; len is a multiple of unit. The lists must describe the
  * same number of bytes (else MPI_ERR_ARG). */

@@ -5,7 +5,6 @@
 #include "osc_fabric.h"
 
 #include "ompi/datatype/ompi_datatype.h"
-#include "opal/datatype/opal_convertor.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -152,86 +151,27 @@ typedef struct packed_args {
     ompi_datatype_t *origin_dt;
 } packed_args;
 
-/* The origin's side of one put or get as a convertor; a get's lives until its bytes
- * arrive, so it holds the datatype too. */
-typedef struct origin_packer {
-    opal_convertor_t conv;
-    ompi_datatype_t *dt;
-} origin_packer;
-
-static int pack_next(void *arg, void *dst, size_t len)
-{
-    origin_packer *p = arg;
-    struct iovec iov = {.iov_base = dst, .iov_len = len};
-    uint32_t n = 1;
-    size_t max_data = len;
-    int rc = opal_convertor_pack(&p->conv, &iov, &n, &max_data);
-    return rc < 0 || max_data != len ? OSCF_ERR_INTERNAL : OSCF_OK;
-}
-
-static int unpack_all(void *arg, const void *src, size_t len)
-{
-    origin_packer *p = arg;
-    struct iovec iov = {.iov_base = (void *) src, .iov_len = len};
-    uint32_t n = 1;
-    size_t max_data = len;
-    int rc = opal_convertor_unpack(&p->conv, &iov, &n, &max_data);
-    return rc < 0 || max_data != len ? OSCF_ERR_INTERNAL : OSCF_OK;
-}
-
-static void release_packer(void *arg)
-{
-    origin_packer *p = arg;
-    OBJ_DESTRUCT(&p->conv);
-    OBJ_RELEASE(p->dt);
-    free(p);
-}
-
 static int run_packed(void *arg, const oscf_notify *notify)
 {
     const packed_args *a = arg;
-    origin_packer *p = malloc(sizeof(*p));
-    if (NULL == p) return OMPI_ERR_OUT_OF_RESOURCE;
-    OBJ_CONSTRUCT(&p->conv, opal_convertor_t);
-    p->dt = a->origin_dt;
-    OBJ_RETAIN(p->dt);
-    int rc = a->is_put ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &a->origin_dt->super,
-                                                                  (size_t) a->origin_count, a->origin, 0, &p->conv)
-                       : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &a->origin_dt->super,
-                                                                  (size_t) a->origin_count, a->origin, 0, &p->conv);
-    if (OPAL_SUCCESS != rc) {
-        release_packer(p);
-        return OMPI_ERROR;
-    }
-    oscf_packer pk = {.pack = pack_next, .unpack = unpack_all, .release = release_packer, .arg = p};
+    oscf_packer pk;
+    int rc = ompi_osc_fabric_packer(a->origin_dt, a->origin_count, a->origin, a->is_put, &pk);
+    if (OMPI_SUCCESS != rc) return rc;
     rc = a->is_put ? oscf_win_put_packed(a->win, a->target, a->runs.v, a->runs.n, a->target_disp, &pk, notify)
                    : oscf_win_get_packed(a->win, a->target, a->runs.v, a->runs.n, a->target_disp, &pk, notify);
     return ompi_osc_fabric_status(rc);
 }
 
-/* Fills a->runs and returns true when the call's pieces are small on either side (the
- * average piece of the cut is at most OSCF_PACKED_PIECE_MAX) and travel packed. */
+/* Fills a->runs and returns true when the call travels in the layout form. */
 static bool packed_wanted(packed_args *a, const void *origin_addr, int origin_count,
                           ompi_datatype_t *origin_dt, int target_count, ompi_datatype_t *target_dt)
 {
-    size_t osize = 0, tsize = 0;
-    ompi_datatype_type_size(origin_dt, &osize);
-    ompi_datatype_type_size(target_dt, &tsize);
-    const size_t bytes = osize * (size_t) origin_count;
-    /* Mismatched or empty calls take the general path, which reports or skips them. */
-    if (origin_count <= 0 || target_count <= 0 || 0 == bytes || bytes != tsize * (size_t) target_count)
+    if (!ompi_osc_fabric_layout_wanted(origin_dt, origin_count, target_dt, target_count, &a->runs))
         return false;
-    if (OMPI_SUCCESS != ompi_osc_fabric_runs_of(target_dt, target_count, &a->runs)) return false;
-    if (a->runs.pieces > 1 && a->runs.bytes == bytes &&
-        (a->runs.bytes / a->runs.pieces <= OSCF_PACKED_PIECE_MAX ||
-         ompi_osc_fabric_small_pieces(origin_dt, origin_count, bytes, OSCF_PACKED_PIECE_MAX))) {
-        a->origin = origin_addr;
-        a->origin_count = origin_count;
-        a->origin_dt = origin_dt;
-        return true;
-    }
-    ompi_osc_fabric_runs_free(&a->runs);
-    return false;
+    a->origin = origin_addr;
+    a->origin_count = origin_count;
+    a->origin_dt = origin_dt;
+    return true;
 }
 
 /* prepare, run (directly or as a request), release. */

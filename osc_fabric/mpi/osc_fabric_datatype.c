@@ -242,3 +242,76 @@ int ompi_osc_fabric_cut(ompi_osc_fabric_pieces *const sides[], int nsides, size_
         }
     }
 }
+
+/* The origin's side of one put or get as a convertor; a get's lives until its bytes
+ * arrive, so it holds the datatype too. */
+typedef struct origin_packer {
+    opal_convertor_t conv;
+    ompi_datatype_t *dt;
+} origin_packer;
+
+static int pack_next(void *arg, void *dst, size_t len)
+{
+    origin_packer *p = arg;
+    struct iovec iov = {.iov_base = dst, .iov_len = len};
+    uint32_t n = 1;
+    size_t max_data = len;
+    int rc = opal_convertor_pack(&p->conv, &iov, &n, &max_data);
+    return rc < 0 || max_data != len ? OSCF_ERR_INTERNAL : OSCF_OK;
+}
+
+static int unpack_all(void *arg, const void *src, size_t len)
+{
+    origin_packer *p = arg;
+    struct iovec iov = {.iov_base = (void *) src, .iov_len = len};
+    uint32_t n = 1;
+    size_t max_data = len;
+    int rc = opal_convertor_unpack(&p->conv, &iov, &n, &max_data);
+    return rc < 0 || max_data != len ? OSCF_ERR_INTERNAL : OSCF_OK;
+}
+
+static void release_packer(void *arg)
+{
+    origin_packer *p = arg;
+    OBJ_DESTRUCT(&p->conv);
+    OBJ_RELEASE(p->dt);
+    free(p);
+}
+
+int ompi_osc_fabric_packer(ompi_datatype_t *dt, int count, const void *base, bool pack, oscf_packer *out)
+{
+    origin_packer *p = malloc(sizeof(*p));
+    if (NULL == p) return OMPI_ERR_OUT_OF_RESOURCE;
+    OBJ_CONSTRUCT(&p->conv, opal_convertor_t);
+    p->dt = dt;
+    OBJ_RETAIN(p->dt);
+    int rc = pack ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, (size_t) count,
+                                                             base, 0, &p->conv)
+                  : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, (size_t) count,
+                                                             base, 0, &p->conv);
+    if (OPAL_SUCCESS != rc) {
+        release_packer(p);
+        return OMPI_ERROR;
+    }
+    *out = (oscf_packer){.pack = pack_next, .unpack = unpack_all, .release = release_packer, .arg = p};
+    return OMPI_SUCCESS;
+}
+
+bool ompi_osc_fabric_layout_wanted(ompi_datatype_t *origin_dt, int origin_count, ompi_datatype_t *target_dt,
+                                   int target_count, ompi_osc_fabric_runs *runs)
+{
+    size_t osize = 0, tsize = 0;
+    ompi_datatype_type_size(origin_dt, &osize);
+    ompi_datatype_type_size(target_dt, &tsize);
+    const size_t bytes = osize * (size_t) origin_count;
+    /* Mismatched or empty calls take the general path, which reports or skips them. */
+    if (origin_count <= 0 || target_count <= 0 || 0 == bytes || bytes != tsize * (size_t) target_count)
+        return false;
+    if (OMPI_SUCCESS != ompi_osc_fabric_runs_of(target_dt, target_count, runs)) return false;
+    if (runs->pieces > 1 && runs->bytes == bytes &&
+        (runs->bytes / runs->pieces <= OSCF_PACKED_PIECE_MAX ||
+         ompi_osc_fabric_small_pieces(origin_dt, origin_count, bytes, OSCF_PACKED_PIECE_MAX)))
+        return true;
+    ompi_osc_fabric_runs_free(runs);
+    return false;
+}

@@ -205,3 +205,51 @@ TEST_CASE("an exclusive lock never sees part of a rendezvous put's epoch", "[rma
     CHECK(sum == 1);
     CHECK(t.stats(0).layout_messages >= 2);
 }
+
+TEST_CASE("an accumulate's layout adds every element once, never split", "[rma][packed_layout]") {
+    std::string prov = test_provider();
+    const size_t scale = GENERATE(1, 10);  // messages, or the rendezvous
+    const size_t kSize = 1 << 20;
+    size_t sizes[2] = {kSize, kSize};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes, 1, OSCF_ACC_AM);
+    // Pieces of 3 ints (12 bytes): a message's room is no multiple of them, so a piece
+    // split between messages must be split between elements.
+    const std::vector<oscf_run> runs{{0, 20, 12, 1500 * scale}, {600000, 4, 4, 1000}};
+    std::vector<int32_t> base(kSize / 4);
+    for (size_t i = 0; i < base.size(); ++i) base[i] = static_cast<int32_t>(i % 1000);
+    std::memcpy(t.mem(1), base.data(), kSize);
+    Packer add;
+    add.bytes.resize(bytes_of(runs));
+    for (size_t i = 0; i < add.bytes.size() / 4; ++i) {
+        const int32_t v = static_cast<int32_t>(i * 7 + 1);
+        std::memcpy(add.bytes.data() + 4 * i, &v, 4);
+    }
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    oscf_packer pk = add.api();
+    REQUIRE(oscf_win_accumulate_packed(t.win[0], 1, runs.data(), runs.size(), OSCF_TYPE_INT32, OSCF_OP_SUM, 0, &pk,
+                                       nullptr) == OSCF_OK);
+    pk = add.api();
+    add.at = 0;  // the same elements again
+    REQUIRE(oscf_win_accumulate_packed(t.win[0], 1, runs.data(), runs.size(), OSCF_TYPE_INT32, OSCF_OP_SUM, 0, &pk,
+                                       nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    CHECK(add.released == 2);
+    std::vector<int32_t> want = base;
+    size_t k = 0;
+    for (const oscf_run &r : runs)
+        for (size_t j = 0; j < r.count; ++j)
+            for (size_t e = 0; e < r.len / 4; ++e, ++k)
+                want[(r.offset + r.stride * static_cast<int64_t>(j)) / 4 + e] += 2 * static_cast<int32_t>(k * 7 + 1);
+    CHECK(std::memcmp(t.mem(1), want.data(), kSize) == 0);
+    CHECK(t.stats(0).layout_messages >= 1);
+
+    // Ourselves: the engine declines, and releases the packer.
+    Packer self;
+    self.bytes = add.bytes;
+    pk = self.api();
+    REQUIRE(oscf_win_lock(t.win[0], 0, 0, 0) == OSCF_OK);
+    CHECK(oscf_win_accumulate_packed(t.win[0], 0, runs.data(), runs.size(), OSCF_TYPE_INT32, OSCF_OP_SUM, 0, &pk,
+                                     nullptr) == OSCF_ERR_UNSUPPORTED);
+    REQUIRE(oscf_win_unlock(t.win[0], 0) == OSCF_OK);
+    CHECK(self.released == 1);
+}

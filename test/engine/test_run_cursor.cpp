@@ -107,3 +107,19 @@ TEST_CASE("no runs, or only empty ones, is done at once", "[run_cursor]") {
     RunCursor c(none.data(), none.size(), 0);
     CHECK(c.done());
 }
+
+TEST_CASE("an element is never split between messages", "[run_cursor]") {
+    // 12-byte pieces of 4-byte elements, a room no multiple of 12 or of 4 beyond the runs.
+    const std::vector<oscf_run> runs{{0, 16, 12, 1000}, {100000, 0, 4000, 1}};
+    RunCursor c(runs.data(), runs.size(), 0, 4);
+    std::vector<AmRun> sub;
+    std::vector<AmRun> all;
+    while (!c.done()) {
+        const size_t data = c.next(sub, RunCursor::shared(1001));
+        CHECK(data % 4 == 0);
+        CHECK(data > 0);
+        for (const AmRun &r : sub) CHECK(r.len % 4 == 0);
+        all.insert(all.end(), sub.begin(), sub.end());
+    }
+    CHECK(pieces_of(all) == pieces_of(runs));
+}
