@@ -41,7 +41,9 @@ typedef enum oscf_status {
 const char *oscf_status_str(int status);
 
 /* Log sink: the MPI layer routes engine messages to opal_output. level 0 = always
- * shown (provider failures), higher = verbose. */
+ * shown (provider failures), higher = verbose. A sink gets levels 0 and 1 whatever the
+ * verbosity (level 1 says why something failed; the sink may keep it for a message of
+ * its own) and higher ones up to the verbosity. */
 typedef void (*oscf_log_fn)(int level, const char *msg);
 void oscf_set_log(oscf_log_fn fn, int verbosity);
 

@@ -11,7 +11,7 @@ oscf_log_fn g_sink = nullptr;
 int g_verbosity = 0;
 
 void vlog(int level, const char *fmt, va_list ap) {
-    if (level > g_verbosity) return;
+    if (level > g_verbosity && !(g_sink && level <= 1)) return;
     char buf[1024];
     std::vsnprintf(buf, sizeof buf, fmt, ap);
     if (g_sink)

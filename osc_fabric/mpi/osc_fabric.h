@@ -162,6 +162,12 @@ typedef int (*ompi_osc_fabric_op_fn)(void *op_arg, const oscf_notify *notify);
 int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op,
                                   void *op_arg, struct ompi_request_t **request);
 
+/* _help.c: the message a user who selected osc/fabric by name gets when it declines a
+ * window (sent by the window's rank 0, once). help_note keeps the engine's last reason
+ * for it. */
+void ompi_osc_fabric_help_note(const char *msg);
+void ompi_osc_fabric_cannot_serve(int status, const char *why, int comm_rank);
+
 /* _datatype.c: (buffer, count, datatype) as contiguous pieces, in order. */
 typedef struct ompi_osc_fabric_pieces {
     struct iovec *v;

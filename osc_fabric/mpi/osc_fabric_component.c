@@ -48,6 +48,7 @@ ompi_osc_fabric_component_t mca_osc_fabric_component = {
 
 static void engine_log(int level, const char *msg)
 {
+    if (level <= 1) ompi_osc_fabric_help_note(msg); /* a reason the help message may quote */
     if (0 == level) {
         opal_output(0, "osc/fabric: %s", msg);
     } else {
@@ -236,6 +237,7 @@ static int ensure_engine(void)
         c->engine_status = OSCF_ERR_ARG;
         return c->engine_status;
     }
+    ompi_osc_fabric_help_note("");
     c->engine_status = oscf_engine_open(&cfg, &c->engine);
     if (OSCF_OK == c->engine_status) {
         opal_output_verbose(5, c->output, "osc/fabric: using libfabric provider %s%s",
@@ -245,9 +247,11 @@ static int ensure_engine(void)
     return c->engine_status;
 }
 
-static int decline(const char *why)
+/* status: the engine's, when it is the reason (the help message differs by it). */
+static int decline(struct ompi_communicator_t *comm, int status, const char *why)
 {
     opal_output_verbose(1, mca_osc_fabric_component.output, "osc/fabric: declining window: %s", why);
+    ompi_osc_fabric_cannot_serve(status, why, ompi_comm_rank(comm));
     return -1;
 }
 
@@ -256,14 +260,14 @@ static int component_query(struct ompi_win_t *win, void **base, size_t size, int
 {
     (void) win; (void) base; (void) size; (void) disp_unit; (void) info;
     ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
-    if (!c->version_ok) return decline("running Open MPI differs from the build");
+    if (!c->version_ok) return decline(comm, OSCF_OK, "running Open MPI differs from the build");
     int rc = ensure_engine();
-    if (OSCF_OK != rc) return decline(oscf_status_str(rc));
+    if (OSCF_OK != rc) return decline(comm, rc, oscf_status_str(rc));
     if (oscf_engine_node_local_only(c->engine) && ompi_group_have_remote_peers(comm->c_local_group)) {
-        return decline("the provider reaches only this node and the communicator spans nodes");
+        return decline(comm, OSCF_OK, "the provider reaches only this node and the communicator spans nodes");
     }
     if (MPI_WIN_FLAVOR_SHARED == flavor && ompi_group_have_remote_peers(comm->c_local_group)) {
-        return decline("MPI_Win_allocate_shared needs every process on one node");
+        return decline(comm, OSCF_OK, "MPI_Win_allocate_shared needs every process on one node");
     }
     return c->priority;
 }
