@@ -358,8 +358,19 @@ typedef struct oscf_win_stats {
                                    * or the accumulate lock, on-node peers and ourselves */
     uint64_t direct_words;        /* lock and synchronization words changed directly */
     uint64_t layout_messages;     /* messages of put_packed/get_packed (packed_layout.cpp) */
+    uint64_t lock_waits;          /* lock acquisitions and grants that had to wait */
+    uint64_t lock_wait_ns;        /* time those waited, in nanoseconds */
 } oscf_win_stats;
 int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out);
+
+/* Totals of the whole engine (every window it served, freed ones included) and what
+ * belongs to no window: the MPI_T performance variables. */
+typedef struct oscf_engine_stats {
+    oscf_win_stats windows;
+    uint64_t eagain_retries;  /* posts the provider refused with -FI_EAGAIN, retried later */
+    uint64_t thread_wakeups;  /* progress-thread rounds that found work */
+} oscf_engine_stats;
+int oscf_engine_get_stats(oscf_engine *eng, oscf_engine_stats *out);
 
 /* Memory registrations alive in this process (all engines and windows) and their
  * bytes: what a leak check compares before and after creating and freeing windows. */

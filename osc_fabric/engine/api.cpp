@@ -2,6 +2,8 @@
 // Each one validates its handles, takes the engine lock and runs inside guard(), which
 // turns any escaped exception into OSCF_ERR_INTERNAL (or OSCF_ERR_NO_MEM) so nothing
 // unwinds into Open MPI.
+#include <algorithm>
+#include <cstring>
 #include <new>
 
 #include "atomic_types.h"
@@ -69,6 +71,17 @@ int with_packer(const char *fn, oscf_win *win, const oscf_run *runs, size_t n,
     return with_window(fn, win, f);
 }
 
+// Adds every counter of `more` to `total`: oscf_win_stats is counters only.
+void add_stats(oscf_win_stats &total, const oscf_win_stats &more) {
+    static_assert(sizeof(oscf_win_stats) % sizeof(uint64_t) == 0, "oscf_win_stats holds uint64_t counters only");
+    constexpr size_t n = sizeof(oscf_win_stats) / sizeof(uint64_t);
+    uint64_t t[n], m[n];
+    std::memcpy(t, &total, sizeof t);
+    std::memcpy(m, &more, sizeof m);
+    for (size_t i = 0; i < n; ++i) t[i] += m[i];
+    std::memcpy(&total, t, sizeof t);
+}
+
 }  // namespace
 
 extern "C" {
@@ -134,8 +147,10 @@ int oscf_win_create(oscf_engine *eng, const oscf_win_params *p, oscf_win **out, 
         auto win = std::make_unique<oscf_win>(*eng);
         int rc = win->init(*p, base_out);
         if (rc) return rc;
+        eng->windows.reserve(eng->windows.size() + 1);  // nothing may throw after release()
         ++eng->live_windows;
         *out = win.release();
+        eng->windows.push_back(*out);
         return OSCF_OK;
     });
 }
@@ -167,6 +182,8 @@ int oscf_win_destroy(oscf_win *win) {
     return guard(__func__, [&]() -> int {
         oscf_engine &eng = win->engine();
         Guard lk(eng.progress->mutex());
+        add_stats(eng.freed, win->stats);
+        eng.windows.erase(std::remove(eng.windows.begin(), eng.windows.end(), win), eng.windows.end());
         delete win;
         --eng.live_windows;
         return OSCF_OK;
@@ -319,6 +336,19 @@ int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out) {
     Guard lk(win->engine().progress->mutex());
     *out = win->stats;
     return OSCF_OK;
+}
+
+int oscf_engine_get_stats(oscf_engine *eng, oscf_engine_stats *out) {
+    if (!eng || !out) return OSCF_ERR_ARG;
+    return guard(__func__, [&]() -> int {
+        Guard lk(eng->progress->mutex());
+        *out = oscf_engine_stats{};
+        out->windows = eng->freed;
+        for (const oscf_win *w : eng->windows) add_stats(out->windows, w->stats);
+        out->eagain_retries = eng->progress->eagain_retries();
+        out->thread_wakeups = eng->progress_thread ? eng->progress_thread->wakeups() : 0;
+        return OSCF_OK;
+    });
 }
 
 size_t oscf_type_size(oscf_type type) { return valid_type(type) ? type_size(type) : 0; }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "am.h"
 #include "atomic_caps.h"
@@ -18,6 +19,8 @@ struct oscf_engine {
     std::unique_ptr<oscf::ProgressThread> progress_thread;
     oscf::AtomicCaps caps;
     int live_windows = 0;     // guarded by the engine lock
+    std::vector<oscf_win *> windows;  // the live ones, for oscf_engine_get_stats
+    oscf_win_stats freed{};           // what the freed ones counted
     uint64_t next_window_id = 1;
     bool node_direct = false;  // oscf_engine_config::node_direct
 

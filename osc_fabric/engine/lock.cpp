@@ -165,12 +165,16 @@ int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
     using clock = std::chrono::steady_clock;
     const Claim &c = kClaims[static_cast<int>(hold)];
     auto backoff = std::chrono::microseconds(1);
-    for (;;) {
+    const auto start = clock::now();
+    for (bool waited = false;; waited = true) {
         uint64_t old = 0;
         int rc = c.cas ? lock_word_atomic(lk, p, c.offset, FI_CSWAP, c.add, 0, &old)
                        : lock_word_atomic(lk, p, c.offset, FI_SUM, c.add, 0, &old);
         if (rc) return rc;
-        if (c.cas ? old == 0 : (old & c.conflict) == 0) return OSCF_OK;
+        if (c.cas ? old == 0 : (old & c.conflict) == 0) {
+            if (waited) count_lock_wait(start);
+            return OSCF_OK;
+        }
         if (!c.cas && (rc = lock_word_atomic(lk, p, c.offset, FI_SUM, uint64_t{0} - c.add, 0, &old)))
             return rc;
         // Back off while still serving our own incoming traffic: the holder may be
@@ -288,8 +292,16 @@ int oscf_win::take_shared(Guard &lk, Peer &p) {
 
 int oscf_win::await_grant(Guard &lk, Peer &p) {
     if (p.lock_grant.idle()) return OSCF_OK;
+    const auto start = std::chrono::steady_clock::now();
     int rc = wait_idle(lk, p.lock_grant);
+    count_lock_wait(start);
     return rc ? rc : p.lock_grant.take_error();
+}
+
+void oscf_win::count_lock_wait(std::chrono::steady_clock::time_point since) {
+    ++stats.lock_waits;
+    stats.lock_wait_ns += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count());
 }
 
 // Called at unlock before the wait that sends the batches. Only where lock words are

@@ -1,9 +1,11 @@
-// Puts and gets of many small pieces described by the target's layout (engine.h,
-// oscf_win_put_packed). A derived datatype's thousands of pieces cost, per piece, only
-// the copy at each end: the origin's bytes are packed by the caller (Open MPI's
-// convertor), the target's layout travels as runs (AmRun: a vector's pieces are one
-// run), and the target's engine copies each piece to or from its place.
-//   put: kAmScatter messages of up to kAmMaxPayload bytes, runs then their bytes;
+// Puts, gets and accumulates of many small pieces described by the target's layout
+// (engine.h, oscf_win_put_packed). A derived datatype's thousands of pieces cost, per
+// piece, only the copy at each end: the origin's bytes are packed by the caller (Open
+// MPI's convertor), the target's layout travels as runs (AmRun: a vector's pieces are
+// one run), and the target's engine copies each piece to or from its place, or applies
+// an accumulate's elements there (apply_here, as every emulated accumulate).
+//   put, accumulate: kAmScatter messages of up to kAmMaxPayload bytes, runs then their
+//        bytes (an accumulate's split only between elements);
 //   get: kAmGatherRuns messages of runs; each reply's bytes land at their place in one
 //        buffer, which the caller unpacks once all have arrived.
 // A put's messages but the last go unanswered (kAmNoReply): the target serves one
@@ -11,7 +13,8 @@
 // costs the target a send each. A get's replies carry its bytes; the operation (OpScope)
 // completes with the last of them. Anything queued for the target (our lock request among
 // it) leaves before the first message, keeping program order at the target.
-// Ourselves and on-node peers reached directly get the same calls as plain copies.
+// Ourselves and on-node peers reached directly get puts and gets as plain copies; an
+// accumulate to them is declined (OSCF_ERR_UNSUPPORTED), its caller cuts segments.
 // From kRendezvousMin bytes the pieces' bytes travel by RMA instead (packed_rendezvous.cpp).
 // perf/osc_ddt measures this against the same bytes moved contiguously (perf/README.md).
 #include <algorithm>

@@ -25,6 +25,7 @@ void Progress::try_or_queue(std::deque<Pending> &q, bool try_now, const char *wh
             return;
         }
     }
+    ++eagain_retries_;
     q.push_back({what, std::move(post), std::move(on_error)});
 }
 
@@ -78,6 +79,8 @@ ProgressThread::ProgressThread(Progress &p, unsigned idle_sleep_us) : progress_(
         while (!stop_.load(std::memory_order_relaxed)) {
             if (progress_.poll() == 0)
                 std::this_thread::sleep_for(std::chrono::microseconds(idle_sleep_us));
+            else
+                wakeups_.fetch_add(1, std::memory_order_relaxed);
         }
     });
 }

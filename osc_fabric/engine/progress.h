@@ -130,6 +130,8 @@ public:
     int poll();
 
     void set_oversubscribed(bool on) { oversubscribed_ = on; }
+    // Posts the provider refused with -FI_EAGAIN and queued for later (MPI_T). Lock held.
+    uint64_t eagain_retries() const { return eagain_retries_; }
     // Runs at the start of every round, under the engine lock: for what may change
     // without a completion (words on-node peers write, am.cpp's held requests).
     void set_round_hook(std::function<void()> hook) { round_hook_ = std::move(hook); }
@@ -229,6 +231,7 @@ private:
     Fabric &fab_;
     EngineLock mu_;
     bool oversubscribed_ = false;
+    uint64_t eagain_retries_ = 0;
     unsigned calls_since_round_ = 0, idle_rounds_ = 0;  // tick_locked
     std::deque<Pending> deferred_;   // in posting order
     std::function<void()> round_hook_;
@@ -241,12 +244,14 @@ class ProgressThread {
 public:
     ProgressThread(Progress &p, unsigned idle_sleep_us);
     ~ProgressThread();
+    uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }  // rounds with work
     ProgressThread(const ProgressThread &) = delete;
     ProgressThread &operator=(const ProgressThread &) = delete;
 
 private:
     Progress &progress_;
     std::atomic<bool> stop_{false};
+    std::atomic<uint64_t> wakeups_{0};
     std::thread thread_;
 };
 

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <vector>
@@ -175,6 +176,7 @@ private:
     void drop_hold(bool exclusive);
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
+    void count_lock_wait(std::chrono::steady_clock::time_point since);  // MPI_T: lock_wait_ns
     int grant_shared();  // target side of kAmLockShared
     int serve_state_word(const oscf::AmHeader &h, const uint8_t *payload, size_t len, char *t,
                          uint8_t *old_out, size_t *old_len);

@@ -162,6 +162,9 @@ typedef int (*ompi_osc_fabric_op_fn)(void *op_arg, const oscf_notify *notify);
 int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op,
                                   void *op_arg, struct ompi_request_t **request);
 
+/* _pvars.c: the MPI_T performance variables (README.md, "MPI_T performance variables"). */
+void ompi_osc_fabric_register_pvars(const mca_base_component_t *component);
+
 /* _help.c: the message a user who selected osc/fabric by name gets when it declines a
  * window (sent by the window's rank 0, once). help_note keeps the engine's last reason
  * for it. */

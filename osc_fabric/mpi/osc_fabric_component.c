@@ -56,25 +56,6 @@ static void engine_log(int level, const char *msg)
     }
 }
 
-/* MPI_T readers of the engine's registration counters (unsigned long long each). */
-static int registered_regions_value(const mca_base_pvar_t *pvar, void *value, void *obj)
-{
-    (void) pvar; (void) obj;
-    uint64_t count = 0, bytes = 0;
-    (void) oscf_engine_registration_stats(&count, &bytes);
-    *(unsigned long long *) value = count;
-    return OPAL_SUCCESS;
-}
-
-static int registered_bytes_value(const mca_base_pvar_t *pvar, void *value, void *obj)
-{
-    (void) pvar; (void) obj;
-    uint64_t count = 0, bytes = 0;
-    (void) oscf_engine_registration_stats(&count, &bytes);
-    *(unsigned long long *) value = bytes;
-    return OPAL_SUCCESS;
-}
-
 static int component_register(void)
 {
     ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
@@ -132,19 +113,7 @@ static int component_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &c->verbose);
 
-    /* Live memory registrations of the whole process: flat across window create/free
-     * when nothing leaks (test/mpi/soak.c checks that). Failure to register a pvar only
-     * loses the variable. */
-    (void) mca_base_component_pvar_register(v, "registered_regions",
-        "Memory regions osc/fabric currently has registered with libfabric (all windows)",
-        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        registered_regions_value, NULL, NULL, NULL);
-    (void) mca_base_component_pvar_register(v, "registered_bytes",
-        "Bytes osc/fabric currently has registered with libfabric (all windows)",
-        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        registered_bytes_value, NULL, NULL, NULL);
+    ompi_osc_fabric_register_pvars(v);
     return OMPI_SUCCESS;
 }
 
