@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "two_ranks.h"
+
 #include "osc_fabric/engine.h"
 
 namespace {
@@ -79,4 +81,49 @@ TEST_CASE("an shm region left by a killed process with our pid does not stop the
     REQUIRE(rc == OSCF_OK);
     CHECK(replaced == 1);
     REQUIRE(oscf_engine_close(eng) == OSCF_OK);
+}
+
+TEST_CASE("the engine's totals count its windows, freed ones included", "[setup][stats]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {4096, 4096};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    // A second window on rank 0's engine, used and freed before the totals are read.
+    oscf_win_params p{};
+    p.flavor = OSCF_FLAVOR_ALLOCATE;
+    p.size = 64;
+    p.disp_unit = 1;
+    p.comm_rank = 0;
+    p.comm_size = 1;
+    oscf_win *solo = nullptr;
+    void *base = nullptr;
+    REQUIRE(oscf_win_create(t.eng[0], &p, &solo, &base) == OSCF_OK);
+    std::vector<char> blob(oscf_win_blob_size(solo));
+    REQUIRE(oscf_win_local_blob(solo, blob.data()) == OSCF_OK);
+    REQUIRE(oscf_win_connect(solo, blob.data()) == OSCF_OK);
+    const int64_t one = 1;
+    REQUIRE(oscf_win_lock(solo, 0, 1, 0) == OSCF_OK);
+    for (int i = 0; i < 3; ++i)
+        REQUIRE(oscf_win_accumulate(solo, 0, &one, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(solo, 0) == OSCF_OK);
+    oscf_win_stats freed{};
+    REQUIRE(oscf_win_get_stats(solo, &freed) == OSCF_OK);
+    REQUIRE(oscf_win_free_begin(solo) == OSCF_OK);
+    REQUIRE(oscf_win_destroy(solo) == OSCF_OK);
+
+    std::vector<char> src(1024, 7);
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[0], 1, src.data(), src.size(), 0, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    const oscf_win_stats live = t.stats(0);
+    oscf_engine_stats total{};
+    REQUIRE(oscf_engine_get_stats(t.eng[0], &total) == OSCF_OK);
+    CHECK(total.windows.puts + total.windows.puts_batched == live.puts + live.puts_batched + freed.puts + freed.puts_batched);
+    CHECK(total.windows.puts + total.windows.puts_batched >= 1);
+    const uint64_t accs = freed.am_local + freed.native_atomics + freed.direct_atomics + freed.am_requests;
+    CHECK(accs >= 3);  // the freed window's accumulates, whichever route they took
+    CHECK(total.windows.am_local + total.windows.native_atomics + total.windows.direct_atomics +
+              total.windows.am_requests ==
+          accs + live.am_local + live.native_atomics + live.direct_atomics + live.am_requests);
+    CHECK(total.windows.lock_attempts == live.lock_attempts + freed.lock_attempts);
+    CHECK(oscf_engine_get_stats(nullptr, &total) == OSCF_ERR_ARG);
 }
