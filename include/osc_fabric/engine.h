@@ -360,6 +360,9 @@ typedef struct oscf_win_stats {
     uint64_t layout_messages;     /* messages of put_packed/get_packed (packed_layout.cpp) */
     uint64_t lock_waits;          /* lock acquisitions and grants that had to wait */
     uint64_t lock_wait_ns;        /* time those waited, in nanoseconds */
+    uint64_t rma_bytes;           /* bytes of puts and gets moved by fi_write/fi_read */
+    uint64_t direct_bytes;        /* bytes of puts, gets and accumulates done directly on-node */
+    uint64_t layout_bytes;        /* bytes of the layout forms (packed_layout.cpp) */
 } oscf_win_stats;
 int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out);
 
@@ -368,6 +371,7 @@ int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out);
 typedef struct oscf_engine_stats {
     oscf_win_stats windows;
     uint64_t eagain_retries;  /* posts the provider refused with -FI_EAGAIN, retried later */
+    uint64_t message_bytes;   /* payload bytes of active-message requests sent */
     uint64_t thread_wakeups;  /* progress-thread rounds that found work */
 } oscf_engine_stats;
 int oscf_engine_get_stats(oscf_engine *eng, oscf_engine_stats *out);

@@ -138,6 +138,7 @@ int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, si
                          const void *p2, size_t n2) {
     if (n1 + n2 > kAmMaxPayload) return OSCF_ERR_INTERNAL;
     const size_t len = sizeof hdr + n1 + n2;
+    if (hdr.opcode != kAmReply) request_bytes_ += n1 + n2;
     // A small reply is injected: no send completion for the target to reap, no buffer
     // to recycle. Only replies: a request must learn that its send failed (SendBuffer),
     // and an injected send reports nothing. Only when nothing waits to go before it.

@@ -72,6 +72,7 @@ public:
     void answer(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status);
 
     uint64_t requests_served() const { return served_; }
+    uint64_t request_bytes() const { return request_bytes_; }  // payload of requests sent (MPI_T)
 
     // Runs the held requests of one window again, in arrival order per origin: called
     // whenever that window's lock word lost an exclusive holder.
@@ -118,6 +119,7 @@ private:
     };
     std::map<std::pair<uint64_t, uint32_t>, Stream> streams_;
     uint64_t served_ = 0;
+    uint64_t request_bytes_ = 0;
     bool closing_ = false;
 };
 

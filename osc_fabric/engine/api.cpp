@@ -346,6 +346,7 @@ int oscf_engine_get_stats(oscf_engine *eng, oscf_engine_stats *out) {
         out->windows = eng->freed;
         for (const oscf_win *w : eng->windows) add_stats(out->windows, w->stats);
         out->eagain_retries = eng->progress->eagain_retries();
+        out->message_bytes = eng->am ? eng->am->request_bytes() : 0;
         out->thread_wakeups = eng->progress_thread ? eng->progress_thread->wakeups() : 0;
         return OSCF_OK;
     });

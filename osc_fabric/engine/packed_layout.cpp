@@ -150,6 +150,7 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     rc = begin_access(lk, target, what);
     uint64_t delta = 0;
     if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lo, hi, what, &delta);
+    if (!rc) stats.layout_bytes += bytes;
     if (!rc && bytes >= kRendezvousMin)
         rc = rendezvous(p, dir, runs, n, delta, hold.pass_on(), scope, Update{});
     else if (!rc && bytes > 0)
@@ -189,7 +190,10 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
         rc = rendezvous(p, Dir::write, runs, n, delta, hold.pass_on(), scope, Update{type, op});
     else if (!rc && bytes > 0)
         rc = scatter(p, runs, n, delta, pk, scope, Update{type, op});
-    if (!rc) stats.am_requests += bytes > 0;
+    if (!rc) {
+        stats.am_requests += bytes > 0;
+        stats.layout_bytes += bytes;
+    }
     return finish(lk, scope, rc);
 }
 

@@ -149,6 +149,7 @@ int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const 
         if (rc) return rc;
         scope.on_post();
         ++(write ? stats.puts : stats.gets);
+        stats.rma_bytes += n;
         if (injected) ++stats.injected;
         done += n;
     }

@@ -64,6 +64,7 @@ int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_seg
             std::memmove(there, local, segs[i].len);
         else
             std::memmove(local, there, segs[i].len);
+        stats.direct_bytes += segs[i].len;
     }
     stats.direct_rma += n;
     return OSCF_OK;
@@ -81,6 +82,7 @@ int oscf_win::direct_span(Guard &lk, int target, int64_t disp, int64_t offset, s
         (rc = target_offset(disp, p.disp_unit, offset, len, p.size, target, what, &off)))
         return rc;
     ++stats.direct_rma;
+    stats.direct_bytes += len;
     *where = p.node.mem() + off;
     return OSCF_OK;
 }
@@ -102,6 +104,7 @@ int oscf_win::direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, ch
     if (rc) return rc;
     node_accumulate(op, type, p.node.mem() + w.am_offset, origin, result, count, p.node.acc_lock());
     ++stats.direct_atomics;
+    stats.direct_bytes += count * type_size(type);
     return OSCF_OK;
 }
 
