@@ -7,7 +7,8 @@
 // Files: window.cpp (creation, exchange, teardown), epoch.cpp (which calls are allowed
 // when: fence and the access checks), lock.cpp (the passive-target lock protocol),
 // rma.cpp (put/get), packed.cpp (many small segments of one put or get in few
-// messages), accumulate.cpp (the accumulate family on both paths and its ordering),
+// messages), packed_layout.cpp and packed_rendezvous.cpp (derived-datatype transfers as
+// the target's layout and packed bytes, run_cursor.h cuts them), accumulate.cpp (the accumulate family on both paths and its ordering),
 // accumulate_batch.cpp (coalescing emulated accumulates), flush.cpp (completion waits),
 // pscw.cpp (general active target), dynamic.cpp (attached regions), shared.cpp (the
 // node segment), route.cpp (which road an operation takes; the direct road to peers
