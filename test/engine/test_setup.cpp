@@ -88,12 +88,7 @@ TEST_CASE("the engine's totals count its windows, freed ones included", "[setup]
     size_t sizes[2] = {4096, 4096};
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
     // A second window on rank 0's engine, used and freed before the totals are read.
-    oscf_win_params p{};
-    p.flavor = OSCF_FLAVOR_ALLOCATE;
-    p.size = 64;
-    p.disp_unit = 1;
-    p.comm_rank = 0;
-    p.comm_size = 1;
+    const oscf_win_params p = allocate_params(64, 0, 1);
     oscf_win *solo = nullptr;
     void *base = nullptr;
     REQUIRE(oscf_win_create(t.eng[0], &p, &solo, &base) == OSCF_OK);

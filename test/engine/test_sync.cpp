@@ -246,13 +246,7 @@ TEST_CASE("ranks that chose different providers cannot share a window", "[window
     oscf_engine *tcp = nullptr;
     oscf_engine_config cfg{"tcp", 0, 0, 0, 0, 0};
     REQUIRE(oscf_engine_open(&cfg, &tcp) == OSCF_OK);
-    oscf_win_params p{};
-    p.flavor = OSCF_FLAVOR_ALLOCATE;
-    p.size = 64;
-    p.disp_unit = 1;
-    p.comm_rank = 1;
-    p.comm_size = 2;
-    p.accumulate_ordering = OSCF_ORDER_DEFAULT;
+    const oscf_win_params p = allocate_params(64, 1, 2);
     oscf_win *w = nullptr;
     void *base = nullptr;
     REQUIRE(oscf_win_create(tcp, &p, &w, &base) == OSCF_OK);

@@ -10,6 +10,18 @@
 
 #include "osc_fabric/engine.h"
 
+// An allocated window of `size` bytes, disp_unit 1, rank `rank` of `comm_size`.
+inline oscf_win_params allocate_params(size_t size, int rank, int comm_size) {
+    oscf_win_params p{};
+    p.flavor = OSCF_FLAVOR_ALLOCATE;
+    p.size = size;
+    p.disp_unit = 1;
+    p.comm_rank = rank;
+    p.comm_size = comm_size;
+    p.accumulate_ordering = OSCF_ORDER_DEFAULT;
+    return p;
+}
+
 struct TwoRanks {
     oscf_engine *eng[2] = {nullptr, nullptr};
     oscf_win *win[2] = {nullptr, nullptr};
