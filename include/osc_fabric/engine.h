@@ -285,10 +285,13 @@ typedef struct oscf_acc_segment {
 int oscf_win_accumulatev(oscf_win *win, int target, const oscf_acc_segment *segs, size_t n,
                          oscf_type type, oscf_op op, int64_t target_disp,
                          const oscf_notify *notify);
+/* Whether the target's engine applies our accumulates of type itself (active messages):
+ * not to ourselves, an on-node peer reached directly, or a type the provider's atomics
+ * carry. Fixed once the window is connected. */
+int oscf_win_engine_applies(oscf_win *win, int target, oscf_type type);
 /* The layout form (oscf_win_put_packed) of a non-fetching accumulate: pieces of whole
- * elements of type. OSCF_ERR_UNSUPPORTED, with nothing done, where the target's engine
- * does not apply type's updates itself (ourselves, an on-node peer reached directly, a
- * type the provider's atomics carry): use oscf_win_accumulatev there. */
+ * elements of type, to a target whose engine applies them (oscf_win_engine_applies;
+ * elsewhere OSCF_ERR_UNSUPPORTED, with nothing done: use oscf_win_accumulatev). */
 int oscf_win_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n,
                                oscf_type type, oscf_op op, int64_t target_disp,
                                const oscf_packer *packer, const oscf_notify *notify);

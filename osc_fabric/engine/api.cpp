@@ -246,6 +246,12 @@ int oscf_win_get_packed(oscf_win *win, int target, const oscf_run *runs, size_t 
     });
 }
 
+int oscf_win_engine_applies(oscf_win *win, int target, oscf_type type) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &) -> int {
+        return valid_type(type) && w.engine_applies(target, type);
+    });
+}
+
 int oscf_win_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n,
                                oscf_type type, oscf_op op, int64_t disp, const oscf_packer *pk,
                                const oscf_notify *notify) {

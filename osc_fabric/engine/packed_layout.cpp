@@ -170,8 +170,8 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
         return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
     int rc = check_target(target);
     if (rc) return rc;
+    if (!engine_applies(target, type)) return OSCF_ERR_UNSUPPORTED;
     Peer &p = peers_[static_cast<size_t>(target)];
-    if (target == rank_ || direct_accumulate(p, type) || eng_.caps.native(type)) return OSCF_ERR_UNSUPPORTED;
     if (notify && (rc = check_request_epoch(target, "accumulate"))) return rc;
     int64_t lo = 0, hi = 0;
     size_t bytes = 0;
@@ -195,6 +195,11 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
         stats.layout_bytes += bytes;
     }
     return finish(lk, scope, rc);
+}
+
+bool oscf_win::engine_applies(int target, oscf_type type) const {
+    return target >= 0 && target < size_ && target != rank_ && !direct_accumulate(peers_[static_cast<size_t>(target)], type) &&
+           !eng_.caps.native(type);
 }
 
 // Checks every byte against the target's window and finds what turns the runs' offsets

@@ -77,6 +77,7 @@ struct oscf_win {
                    const oscf_packer &pk, const oscf_notify *notify) {
         return transfer_packed(lk, Dir::read, target, runs, n, disp, pk, notify);
     }
+    bool engine_applies(int target, oscf_type type) const;  // oscf_win_engine_applies; any target
     int accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
                           oscf_op op, int64_t disp, const oscf_packer &pk, const oscf_notify *notify);
 

@@ -292,8 +292,8 @@ static bool moves_nothing(int origin_count, ompi_datatype_t *origin_dt, int resu
 
 /* A non-fetching accumulate of small pieces to a peer whose engine applies its type's
  * updates (engine/packed_layout.cpp): the target's layout as runs, the origin's elements
- * packed by the convertor. Where the engine declines (OSCF_ERR_UNSUPPORTED: ourselves,
- * an on-node peer reached directly, native atomics), the segments of the general path. */
+ * packed by the convertor. Elsewhere (ourselves, an on-node peer reached directly,
+ * native atomics) the segments of the general path. */
 typedef struct acc_layout {
     oscf_win *win;
     int target;
@@ -301,12 +301,9 @@ typedef struct acc_layout {
     oscf_type type;
     oscf_op op;
     ompi_osc_fabric_runs runs;
-    /* for the packer, and the general path */
-    const void *origin_addr;
-    int origin_count, target_count;
-    ompi_datatype_t *origin_dt, *target_dt;
-    ompi_op_t *mpi_op;
-    struct ompi_win_t *mpi_win;
+    const void *origin_addr; /* for the packer */
+    int origin_count;
+    ompi_datatype_t *origin_dt;
 } acc_layout;
 
 static int run_layout(void *arg, const oscf_notify *notify)
@@ -315,41 +312,32 @@ static int run_layout(void *arg, const oscf_notify *notify)
     oscf_packer pk;
     int rc = ompi_osc_fabric_packer(l->origin_dt, l->origin_count, l->origin_addr, true, &pk);
     if (OMPI_SUCCESS != rc) return rc;
-    rc = oscf_win_accumulate_packed(l->win, l->target, l->runs.v, l->runs.n, l->type, l->op, l->target_disp,
-                                    &pk, notify);
-    if (OSCF_ERR_UNSUPPORTED != rc) return ompi_osc_fabric_status(rc);
-    acc_args a;
-    rc = prepare(&a, l->origin_addr, l->origin_count, l->origin_dt, NULL, 0, NULL, l->target, l->target_disp,
-                 l->target_count, l->target_dt, l->mpi_op, l->mpi_win);
-    if (OMPI_SUCCESS != rc) return rc;
-    rc = run(&a, notify);
-    release(&a);
-    return rc;
+    return ompi_osc_fabric_status(oscf_win_accumulate_packed(l->win, l->target, l->runs.v, l->runs.n, l->type,
+                                                             l->op, l->target_disp, &pk, notify));
 }
 
-/* Fills l and returns true when a plain accumulate's pieces are small (as puts,
- * ompi_osc_fabric_layout_wanted) and its elements are single values of one type. */
+/* Fills l and returns true when a plain accumulate's elements are single values of one
+ * type, the target's engine applies them, and its pieces are small (as puts,
+ * ompi_osc_fabric_layout_wanted). The cheap questions first: the walk of the target's
+ * layout is only for calls that can take the layout form. */
 static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
                           int target, ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt,
                           ompi_op_t *op, struct ompi_win_t *win)
 {
     oscf_type ot, tt;
+    l->win = ompi_osc_fabric_win(win);
     if (MPI_PROC_NULL == target || (MPI_Op) op == MPI_NO_OP || OMPI_SUCCESS != map_op(op, &l->op) ||
         OMPI_SUCCESS != element_type(target_dt, &tt) || OMPI_SUCCESS != element_type(origin_dt, &ot) ||
-        ot != tt || tt >= OSCF_TYPE_FLOAT_INT || OMPI_SUCCESS != check_byte_op(target_dt, l->op))
+        ot != tt || tt >= OSCF_TYPE_FLOAT_INT || OMPI_SUCCESS != check_byte_op(target_dt, l->op) ||
+        1 != oscf_win_engine_applies(l->win, target, tt))
         return false;
     if (!ompi_osc_fabric_layout_wanted(origin_dt, origin_count, target_dt, target_count, &l->runs)) return false;
-    l->win = ompi_osc_fabric_win(win);
     l->target = target;
     l->target_disp = target_disp;
     l->type = tt;
     l->origin_addr = origin_addr;
     l->origin_count = origin_count;
-    l->target_count = target_count;
     l->origin_dt = origin_dt;
-    l->target_dt = target_dt;
-    l->mpi_op = op;
-    l->mpi_win = win;
     return true;
 }
 

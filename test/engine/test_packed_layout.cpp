@@ -243,6 +243,11 @@ TEST_CASE("an accumulate's layout adds every element once, never split", "[rma][
     CHECK(std::memcmp(t.mem(1), want.data(), kSize) == 0);
     CHECK(t.stats(0).layout_messages >= 1);
 
+    // The question the MPI layer asks first: yes for the peer (active messages forced),
+    // no for ourselves or a rank outside the window.
+    CHECK(oscf_win_engine_applies(t.win[0], 1, OSCF_TYPE_INT32) == 1);
+    CHECK(oscf_win_engine_applies(t.win[0], 0, OSCF_TYPE_INT32) == 0);
+    CHECK(oscf_win_engine_applies(t.win[0], 2, OSCF_TYPE_INT32) == 0);
     // Ourselves: the engine declines, and releases the packer.
     Packer self;
     self.bytes = add.bytes;
