@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "atomic_types.h"
+#include "packed_parts.h"
 #include "run_cursor.h"
 #include "window.h"
 
@@ -50,35 +51,28 @@ private:
     bool passed_ = false;
 };
 
-// The replies of one get_packed. Each lands at its place in data_; after the last one
-// (and the sender's own part), the caller's unpack places all the bytes, then the
-// operation's counter or request completes. Owns itself until then.
-class GatherRunsReply final : public Completion {
+// The replies of one get_packed: each lands at its place in one buffer, unpacked whole
+// after the last (PackedParts).
+class GatherRunsReply final : public PackedParts {
 public:
     GatherRunsReply(size_t bytes, const oscf_packer &pk, Completion *next)
-        : data_(new uint8_t[bytes]), bytes_(bytes), pk_(pk), next_(next) {}
-    uint8_t *at(size_t pos) { return data_.get() + pos; }
-    void expect() { ++pending_; }
-    void complete(int status, size_t) override {
-        if (status != OSCF_OK && status_ == OSCF_OK) status_ = status;
-        if (--pending_ > 0) return;
-        if (status_ == OSCF_OK && pk_.unpack(pk_.arg, data_.get(), bytes_) != OSCF_OK)
-            status_ = OSCF_ERR_INTERNAL;
-        if (pk_.release) pk_.release(pk_.arg);
-        Completion *next = next_;
-        const int st = status_;
-        delete this;
-        next->complete(st, 0);
+        : PackedParts(pk, next), data_(new uint8_t[bytes]) {
+        unpack_later(data_.get(), bytes);
     }
+    uint8_t *at(size_t pos) { return data_.get() + pos; }
 
 private:
     std::unique_ptr<uint8_t[]> data_;
-    size_t bytes_;
-    oscf_packer pk_;
-    Completion *next_;
-    size_t pending_ = 1;  // the sender's part, until every message is out
-    int status_ = OSCF_OK;
 };
+
+// The first byte a run's count (> 0) pieces touch, and the byte after its last.
+struct Span {
+    __int128 lo, hi;
+};
+Span run_span(__int128 offset, int64_t stride, uint64_t len, uint64_t count) {
+    const __int128 last = static_cast<__int128>(stride) * static_cast<__int128>(count - 1);
+    return Span{offset + std::min<__int128>(0, last), offset + std::max<__int128>(0, last) + len};
+}
 
 // Lowest and highest byte offsets the runs touch, and their bytes; false on overflow.
 bool layout_extent(const oscf_run *runs, size_t n, int64_t *lo, int64_t *hi, size_t *bytes) {
@@ -86,9 +80,9 @@ bool layout_extent(const oscf_run *runs, size_t n, int64_t *lo, int64_t *hi, siz
     for (size_t i = 0; i < n; ++i) {
         const oscf_run &r = runs[i];
         if (r.len == 0 || r.count == 0) continue;
-        const __int128 last = static_cast<__int128>(r.stride) * static_cast<__int128>(r.count - 1);
-        low = std::min(low, r.offset + std::min<__int128>(0, last));
-        high = std::max(high, r.offset + std::max<__int128>(0, last) + static_cast<__int128>(r.len));
+        const Span s = run_span(r.offset, r.stride, r.len, r.count);
+        low = std::min(low, s.lo);
+        high = std::max(high, s.hi);
         total += static_cast<__int128>(r.len) * r.count;
     }
     if (total == 0) {
@@ -113,15 +107,13 @@ int each_piece(const uint8_t *desc, uint32_t n, Where &&where, Piece &&piece) {
         AmRun r;
         std::memcpy(&r, desc + i * sizeof r, sizeof r);
         if (r.count == 0 || r.len == 0) continue;
-        const __int128 last = static_cast<__int128>(r.stride) * (r.count - 1);
-        const __int128 lo = static_cast<__int128>(r.offset) + std::min<__int128>(0, last);
-        const __int128 hi = static_cast<__int128>(r.offset) + std::max<__int128>(0, last) + r.len;
-        char *span = lo >= 0 && hi <= static_cast<__int128>(UINT64_MAX)
-                         ? where(static_cast<uint64_t>(lo), static_cast<size_t>(hi - lo))
+        const Span s = run_span(r.offset, r.stride, r.len, r.count);
+        char *span = s.lo >= 0 && s.hi <= static_cast<__int128>(UINT64_MAX)
+                         ? where(static_cast<uint64_t>(s.lo), static_cast<size_t>(s.hi - s.lo))
                          : nullptr;
         for (uint32_t j = 0; j < r.count; ++j) {
             const uint64_t offset = r.offset + static_cast<uint64_t>(r.stride) * j;
-            char *at = span ? span + (offset - static_cast<uint64_t>(lo)) : where(offset, size_t{r.len});
+            char *at = span ? span + (offset - static_cast<uint64_t>(s.lo)) : where(offset, size_t{r.len});
             if (!at) return OSCF_ERR_RMA_RANGE;
             int rc = piece(at, size_t{r.len});
             if (rc != OSCF_OK) return rc;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "am.h"
+#include "packed_parts.h"
 #include "atomic_types.h"
 #include "run_cursor.h"
 #include "window.h"
@@ -33,51 +34,34 @@ constexpr size_t kChunkBuffersKept = 8;
 
 }  // namespace
 
-// The origin's side of one operation: its registered copy and the answers it waits for.
-// After the last (and the sender's own part), a get unpacks, the packer is released, the
-// copy goes back to the window and the operation's counter or request completes. Owns
-// itself until then.
-class oscf_win::RendezvousOrigin final : public Completion {
+// The origin's side of one operation: its registered copy, which goes back to the window
+// once every chunk is answered (PackedParts does the rest).
+class oscf_win::RendezvousOrigin final : public PackedParts {
 public:
-    RendezvousOrigin(oscf_win &win, bool get, size_t bytes, const oscf_packer &pk, Completion *next)
-        : am_(*win.eng_.am), window_id_(win.id_), get_(get), bytes_(bytes), pk_(pk), next_(next) {}
-    // A chunk's bytes are at pos, len of them: a get unpacks them in this order.
-    void add_chunk(size_t pos, size_t len) {
-        if (get_) chunks_.emplace_back(pos, len);
-    }
-    int open(oscf_win &win) { return win.take_staging(bytes_, &staging_); }
+    RendezvousOrigin(oscf_win &win, bool get, const oscf_packer &pk, Completion *next)
+        : PackedParts(pk, next), am_(*win.eng_.am), window_id_(win.id_), get_(get) {}
+    int open(oscf_win &win, size_t bytes) { return win.take_staging(bytes, &staging_); }
     uint8_t *at(size_t pos) { return staging_.mem.get() + pos; }
     AmPull chunk(const Fabric &fab, size_t pos, size_t bytes) const {
         const uint64_t base = fab.limits().virt_addr ? reinterpret_cast<uint64_t>(staging_.mem.get()) : 0;
         return AmPull{base + pos, staging_.key, bytes};
     }
-    void expect() { ++pending_; }
-    void complete(int status, size_t) override {
-        if (status != OSCF_OK && status_ == OSCF_OK) status_ = status;
-        if (--pending_ > 0) return;
-        for (size_t i = 0; status_ == OSCF_OK && i < chunks_.size(); ++i)
-            if (pk_.unpack(pk_.arg, at(chunks_[i].first), chunks_[i].second) != OSCF_OK) status_ = OSCF_ERR_INTERNAL;
-        if (pk_.release) pk_.release(pk_.arg);
-        oscf_win *win = am_.window(window_id_);
-        if (win && staging_.mr && staging_.cap <= kStagingKeepMax && win->staging_.cap < staging_.cap)
-            win->staging_ = std::move(staging_);
-        Completion *next = next_;
-        const int st = status_;
-        delete this;
-        next->complete(st, 0);
+    // A chunk's bytes are at pos, len of them: a get unpacks them in this order.
+    void add_chunk(size_t pos, size_t len) {
+        if (get_) unpack_later(at(pos), len);
     }
 
 private:
+    void done() override {
+        oscf_win *win = am_.window(window_id_);
+        if (win && staging_.mr && staging_.cap <= kStagingKeepMax && win->staging_.cap < staging_.cap)
+            win->staging_ = std::move(staging_);
+    }
+
     ActiveMessages &am_;
     uint64_t window_id_;
     bool get_;
-    size_t bytes_;
     Staging staging_;  // each chunk's runs, then its bytes
-    std::vector<std::pair<size_t, size_t>> chunks_;
-    oscf_packer pk_;
-    Completion *next_;
-    size_t pending_ = 1;  // the sender's part, until every chunk is out
-    int status_ = OSCF_OK;
 };
 
 // The window's kept copy when it is large enough, else a new one, registered.
@@ -193,9 +177,9 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint6
         const size_t data = dry.next(sub, room);
         staged += sub.size() * sizeof(AmRun) + data;
     }
-    auto *op = new RendezvousOrigin(*this, !put, staged, pk, scope.context());
+    auto *op = new RendezvousOrigin(*this, !put, pk, scope.context());
     scope.on_post();
-    int rc = op->open(*this);
+    int rc = op->open(*this, staged);
     if (!rc) rc = send_batch(p);  // what is queued for the target leaves first
     RunCursor cursor(runs, n, delta, unit);
     for (size_t pos = 0; !rc && !cursor.done();) {
