@@ -300,6 +300,44 @@ int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, con
                               void *result, oscf_type type, int64_t target_disp,
                               int64_t byte_offset);
 
+/* Conditional swaps (MPIX_Rmw2, include/mpix_fabric.h), count elements each atomic:
+ * the old target goes to result (may be NULL), then for a comparison, if
+ * compare[i] (swap) target[i] the target becomes value[i]; for OSCF_SWAP_MASK the bits
+ * set in compare[i] take value[i]'s. OSCF_SWAP_EQ is MPI_Compare_and_swap's rule.
+ * Atomic with the accumulate family of the same type on the same elements. */
+typedef enum oscf_swap {
+    OSCF_SWAP_EQ, OSCF_SWAP_NE, OSCF_SWAP_LT, OSCF_SWAP_LE, OSCF_SWAP_GT, OSCF_SWAP_GE,
+    OSCF_SWAP_MASK,
+    OSCF_SWAP_COUNT
+} oscf_swap;
+/* Comparisons: integers and float/double (EQ and NE also logical and byte); masks:
+ * integers and byte. */
+int oscf_swap_allowed(oscf_swap swap, oscf_type type);
+int oscf_win_swap(oscf_win *win, int target, const void *value, const void *compare, void *result,
+                  size_t count, oscf_type type, oscf_swap swap, int64_t target_disp,
+                  int64_t byte_offset, const oscf_notify *notify);
+
+/* One read-modify-write of MPIX_Rmw/Rmw2: an accumulate (is_swap 0: origin with op, as
+ * oscf_win_accumulate) or a conditional swap (is_swap 1: origin is the value stored,
+ * compare the comperand or mask, as oscf_win_swap). */
+typedef struct oscf_rmw {
+    int is_swap;
+    oscf_op op;
+    oscf_swap swap;
+    oscf_type type;
+    size_t count;
+    const void *origin;
+    const void *compare;
+    void *result;
+    int64_t target_disp;
+} oscf_rmw;
+/* A one-shot epoch (MPIX_MODE_PASSIVE_EPOCH_IMPLICIT): as lock(exclusive) + the
+ * operation + unlock of target, allowed only outside every access epoch to it; complete
+ * when it returns. With OSCF_MODE_NOCHECK in assert_bits no lock is taken. Where the
+ * target's engine applies the operation, lock, operation and release travel as one
+ * message (engine/implicit_epoch.cpp). */
+int oscf_win_rmw_implicit(oscf_win *win, int target, const oscf_rmw *rmw, int assert_bits);
+
 /* How accumulates of a type travel on this engine: natively as libfabric atomics, or as
  * active messages applied by the target's engine. Decided per type, so that updates
  * from both paths can never meet on one location. */

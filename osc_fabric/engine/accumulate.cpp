@@ -94,7 +94,7 @@ int oscf_win::post_atomic_write(const Peer &p, const void *src, size_t count, fi
 
 // Every header made here is sent: its seq is the next of the stream the target replays
 // in order (am.cpp).
-AmHeader oscf_win::am_request(Peer &p, AmOpcode opcode, oscf_type type, oscf_op op,
+AmHeader oscf_win::am_request(Peer &p, AmOpcode opcode, oscf_type type, int op,
                              uint8_t flags, uint32_t count, uint64_t offset) {
     AmHeader h{};
     h.version = kAmVersion;
@@ -208,52 +208,6 @@ int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *r
     return post_am(p, origin, result, count, type, op, w.am_offset, scope);
 }
 
-int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,
-                               void *result, oscf_type type, int64_t disp, int64_t offset) {
-    if (!valid_type(type) || !cas_allowed(type))
-        return usage_error(OSCF_ERR_TYPE, "compare-and-swap is not defined for type %d", type);
-    if (!origin || !compare || !result) return OSCF_ERR_ARG;
-    const size_t size = type_size(type);
-    Where w;
-    int rc = target_range(lk, target, size, disp, offset, "compare_and_swap", &w);
-    if (rc) return rc;
-    if (w.span < size)
-        return usage_error(OSCF_ERR_RMA_RANGE, "compare_and_swap: the element straddles two attached regions");
-    Peer &p = peers_[static_cast<size_t>(target)];
-    if (direct_accumulate(p, type)) return direct_compare_swap(lk, p, origin, compare, result, type, w);
-    const oscf_acc_path path = eng_.caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
-    if (path == OSCF_PATH_AM && (rc = send_batch(p))) return rc;
-    if ((rc = order_accumulate(lk, p, path))) return rc;
-    if (path == OSCF_PATH_NATIVE) {
-        if ((rc = await_grant(lk, p))) return rc;
-        const auto dt = static_cast<fi_datatype>(fi_type_of(type));
-        rc = progress().post("fi_compare_atomic", [&] {
-            return fi_compare_atomic(fab().ep(), origin, 1, nullptr, compare, nullptr, result,
-                                     nullptr, p.addr, w.remote, w.key, dt, FI_CSWAP,
-                                     &p.acc);
-        });
-        if (rc) return rc;
-        p.acc.on_post();
-        ++stats.native_atomics;
-        return OSCF_OK;
-    }
-    if (target == rank_) {
-        compare_swap_here(type, w.local, origin, compare, result);
-        ++stats.am_local;
-        return OSCF_OK;
-    }
-    AmHeader h = am_request(p, kAmCompareSwap, type, OSCF_OP_REPLACE, kAmFetch, 1, w.am_offset);
-    h.token = eng_.am->new_request(&p.acc, result, size);
-    p.acc.on_post();
-    rc = eng_.am->send(p.addr, h, origin, size, compare, size);
-    if (rc) {
-        p.acc.on_complete(rc);
-        return rc;
-    }
-    ++stats.am_requests;
-    return OSCF_OK;
-}
-
 char *oscf_win::am_target(bool state_word, uint64_t offset, size_t bytes) {
     // Lock words (lock.cpp) live in WindowState; everything else in window memory, or
     // for a dynamic window at addresses covered by attached regions.
@@ -287,14 +241,20 @@ int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, ui
     const bool fetch = (h.flags & kAmFetch) != 0;
     if (state) return serve_state_word(h, payload, len, t, old_out, old_len);
     if (h.opcode == kAmCompareSwap) {
-        if (h.count != 1 || len != 2 * size || !cas_allowed(type)) return OSCF_ERR_ARG;
-        compare_swap_here(type, t, payload, payload + size, old_out);
-        *old_len = size;
-        return OSCF_OK;
+        if (!valid_swap(h.op) || !swap_allowed(static_cast<oscf_swap>(h.op), type) || len != 2 * bytes)
+            return OSCF_ERR_ARG;
+    } else if (!op_allowed(op, type) || len != (op == OSCF_OP_NO_OP ? 0 : bytes)) {
+        return OSCF_ERR_ARG;
     }
-    if (!op_allowed(op, type) || len != (op == OSCF_OP_NO_OP ? 0 : bytes)) return OSCF_ERR_ARG;
-    apply_here(op, type, t, reinterpret_cast<const char *>(payload), fetch ? reinterpret_cast<char *>(old_out) : nullptr,
-               h.count);
+    // A one-shot epoch's request (implicit_epoch.cpp) holds our lock word while it applies.
+    int rc = take_implicit_hold(h.flags);
+    if (rc) return rc;
+    char *old = fetch ? reinterpret_cast<char *>(old_out) : nullptr;
+    if (h.opcode == kAmCompareSwap)
+        swap_here(static_cast<oscf_swap>(h.op), type, t, payload, payload + bytes, old, h.count);
+    else
+        apply_here(op, type, t, reinterpret_cast<const char *>(payload), old, h.count);
+    drop_implicit_hold(h.flags);
     if (fetch) *old_len = bytes;
     return OSCF_OK;
 }

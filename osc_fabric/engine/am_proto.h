@@ -13,6 +13,8 @@
 //   version 7: kAmScatter and kAmGatherRuns, a put's or get's pieces described as runs
 //              (AmRun) of the target's layout.
 //   version 8: kAmScatterPull and kAmGatherPush, the same by rendezvous (AmPull).
+//   version 9: kAmCompareSwap carries count elements and an oscf_swap in op; requests
+//              may be one-shot epochs (kAmImplicitEpoch, kAmImplicitGate).
 #pragma once
 
 #include <cstddef>
@@ -21,11 +23,12 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 8;
+constexpr uint8_t kAmVersion = 9;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,    // payload: count origin elements (none for a fetching NO_OP)
-    kAmCompareSwap = 1,   // payload: origin element, then compare element
+    kAmCompareSwap = 1,   // payload: count values, then count comperands or masks; op is
+                          // an oscf_swap (swap.cpp)
     kAmReply = 2,         // payload: old target values when the request asked to fetch
     kAmBatch = 3,         // payload: count AmRecords, each followed by its padded data
     kAmFlush = 4,         // no payload; its reply says every earlier message from this
@@ -56,6 +59,11 @@ enum AmFlags : uint8_t {
                        // until grantable); one reply answers both
     kAmReleaseShared = 16,     // kAmBatch: after the records, drop the sender's shared hold
     kAmReleaseExclusive = 32,  // kAmBatch: after the records, drop its exclusive hold
+    // kAmAccumulate, kAmCompareSwap: a one-shot epoch (implicit_epoch.cpp). The target
+    // takes its lock word exclusively, applies, releases; held as kAmLockShared is while
+    // it cannot take it.
+    kAmImplicitEpoch = 64,
+    kAmImplicitGate = 128,  // with kAmImplicitEpoch, at rank 0: take the gate (lock.cpp) too
 };
 constexpr uint8_t kAmReleases = kAmReleaseShared | kAmReleaseExclusive;
 

@@ -386,6 +386,27 @@ int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, con
     });
 }
 
+int oscf_swap_allowed(oscf_swap swap, oscf_type type) {
+    return valid_swap(swap) && valid_type(type) && swap_allowed(swap, type);
+}
+
+int oscf_win_swap(oscf_win *win, int target, const void *value, const void *compare, void *result,
+                  size_t count, oscf_type type, oscf_swap swap, int64_t disp, int64_t offset,
+                  const oscf_notify *notify) {
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        oscf_win::Swap sw{swap, type, count, static_cast<const char *>(value),
+                          static_cast<const char *>(compare), static_cast<char *>(result)};
+        return w.swap(lk, target, sw, disp, offset, notify);
+    });
+}
+
+int oscf_win_rmw_implicit(oscf_win *win, int target, const oscf_rmw *rmw, int assert_bits) {
+    if (!rmw) return OSCF_ERR_ARG;
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        return w.rmw_implicit(lk, target, *rmw, assert_bits);
+    });
+}
+
 int oscf_engine_registration_stats(uint64_t *count, uint64_t *bytes) {
     if (!count || !bytes) return OSCF_ERR_ARG;
     registration_stats(count, bytes);

@@ -46,7 +46,10 @@ void AtomicCaps::build(fid_ep *ep, bool emulate_all) {
             if (op != OSCF_OP_NO_OP) limit = std::min(limit, query(ep, dt, fop, 0));
             limit = std::min(limit, query(ep, dt, fop, 1));
         }
-        if (limit && cas_allowed(t)) limit = std::min(limit, query(ep, dt, FI_CSWAP, 2));
+        for (int si = 0; si < OSCF_SWAP_COUNT && limit; ++si) {
+            auto sw = static_cast<oscf_swap>(si);
+            if (swap_allowed(sw, t)) limit = std::min(limit, query(ep, dt, fi_swap_of(sw), 2));
+        }
         max_count_[ti] = limit == SIZE_MAX ? 0 : limit;
         log(10, "accumulate type %d: %s (max %zu elements)", ti, max_count_[ti] ? "native" : "emulated",
             max_count_[ti]);

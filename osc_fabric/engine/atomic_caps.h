@@ -1,7 +1,7 @@
 // Which accumulate types this provider executes natively, built once per engine with
 // fi_query_atomic. A type is native only if every reduction MPI allows on it (plus
-// REPLACE as atomic write, NO_OP as atomic read, and compare-and-swap where MPI allows
-// it) is native in both the plain and the fetching form: then every accumulate on a
+// REPLACE as atomic write, NO_OP as atomic read, and every conditional swap allowed on
+// it, compare-and-swap among them) is native in both the plain and the fetching form: then every accumulate on a
 // location of that type takes the same path, so native and emulated updates can never
 // interleave on one location. Immutable after build(); thread-safe to read.
 #pragma once

@@ -104,13 +104,25 @@ void reduce_pair(oscf_op op, void *target, const void *origin, size_t n) {
 }
 
 template <class T>
-void cas(void *t, const void *o, const void *c) {
-    T tv, ov, cv;
-    std::memcpy(&tv, t, sizeof tv);
-    std::memcpy(&ov, o, sizeof ov);
-    std::memcpy(&cv, c, sizeof cv);
-    if (tv == cv) std::memcpy(t, &ov, sizeof ov);
+void swap_all(oscf_swap s, void *target, const void *value, const void *compare, void *result,
+              size_t n) {
+    auto *t = static_cast<char *>(target);
+    const auto *v = static_cast<const char *>(value);
+    const auto *c = static_cast<const char *>(compare);
+    auto *r = static_cast<char *>(result);
+    for (size_t i = 0; i < n; ++i) {
+        T tv, vv, cv;
+        std::memcpy(&tv, t + i * sizeof(T), sizeof tv);
+        std::memcpy(&vv, v + i * sizeof(T), sizeof vv);
+        std::memcpy(&cv, c + i * sizeof(T), sizeof cv);
+        if (r) std::memcpy(r + i * sizeof(T), &tv, sizeof tv);
+        const T nv = swap_element(s, tv, vv, cv);
+        std::memcpy(t + i * sizeof(T), &nv, sizeof nv);
+    }
 }
+
+const int kFiSwaps[OSCF_SWAP_COUNT] = {FI_CSWAP,    FI_CSWAP_NE, FI_CSWAP_LT, FI_CSWAP_LE,
+                                       FI_CSWAP_GT, FI_CSWAP_GE, FI_MSWAP};
 
 }  // namespace
 
@@ -119,6 +131,8 @@ bool valid_type(int t) { return t >= 0 && t < OSCF_TYPE_COUNT; }
 bool valid_op(int op) { return op >= 0 && op < OSCF_OP_COUNT; }
 int fi_type_of(oscf_type t) { return kTypes[t].fi_type; }
 int fi_op_of(oscf_op op) { return kFiOps[op]; }
+bool valid_swap(int s) { return s >= 0 && s < OSCF_SWAP_COUNT; }
+int fi_swap_of(oscf_swap s) { return kFiSwaps[s]; }
 
 bool op_allowed(oscf_op op, oscf_type t) {
     if (op == OSCF_OP_REPLACE || op == OSCF_OP_NO_OP) return true;
@@ -136,6 +150,16 @@ bool op_allowed(oscf_op op, oscf_type t) {
 bool cas_allowed(oscf_type t) {
     Class c = kTypes[t].cls;
     return c == Class::integer || c == Class::logical || c == Class::byte;
+}
+
+// No long double: no CPU compares and swaps 16 bytes, so on-node peers could not do it
+// atomically without a lock that native and emulated swaps elsewhere would not take.
+bool swap_allowed(oscf_swap s, oscf_type t) {
+    const Class c = kTypes[t].cls;
+    const bool number = c == Class::integer || t == OSCF_TYPE_FLOAT || t == OSCF_TYPE_DOUBLE;
+    if (s == OSCF_SWAP_MASK) return c == Class::integer || c == Class::byte;
+    if (s == OSCF_SWAP_EQ || s == OSCF_SWAP_NE) return number || c == Class::logical || c == Class::byte;
+    return valid_swap(s) && number;
 }
 
 void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, size_t n) {
@@ -174,13 +198,22 @@ void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, 
     }
 }
 
-void apply_compare_swap(oscf_type t, void *target, const void *origin, const void *compare) {
-    switch (type_size(t)) {
-    case 1: return cas<uint8_t>(target, origin, compare);
-    case 2: return cas<uint16_t>(target, origin, compare);
-    case 4: return cas<uint32_t>(target, origin, compare);
-    case 8: return cas<uint64_t>(target, origin, compare);
-    default: return;  // cas_allowed() admits only 1-8 byte integers
+void apply_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare,
+                void *result, size_t n) {
+    switch (t) {
+    case OSCF_TYPE_INT8: return swap_all<int8_t>(s, target, value, compare, result, n);
+    case OSCF_TYPE_UINT8:
+    case OSCF_TYPE_BYTE:
+    case OSCF_TYPE_BOOL: return swap_all<uint8_t>(s, target, value, compare, result, n);
+    case OSCF_TYPE_INT16: return swap_all<int16_t>(s, target, value, compare, result, n);
+    case OSCF_TYPE_UINT16: return swap_all<uint16_t>(s, target, value, compare, result, n);
+    case OSCF_TYPE_INT32: return swap_all<int32_t>(s, target, value, compare, result, n);
+    case OSCF_TYPE_UINT32: return swap_all<uint32_t>(s, target, value, compare, result, n);
+    case OSCF_TYPE_INT64: return swap_all<int64_t>(s, target, value, compare, result, n);
+    case OSCF_TYPE_UINT64: return swap_all<uint64_t>(s, target, value, compare, result, n);
+    case OSCF_TYPE_FLOAT: return swap_all<float>(s, target, value, compare, result, n);
+    case OSCF_TYPE_DOUBLE: return swap_all<double>(s, target, value, compare, result, n);
+    default: return;  // swap_allowed() admits no other type
     }
 }
 

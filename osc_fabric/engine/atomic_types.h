@@ -20,16 +20,22 @@ bool valid_op(int op);
 // allowed for every type, and compare-and-swap for integer, logical and byte types.
 bool op_allowed(oscf_op op, oscf_type t);
 bool cas_allowed(oscf_type t);
+// Conditional swaps (oscf_swap_allowed's rule).
+bool valid_swap(int s);
+bool swap_allowed(oscf_swap s, oscf_type t);
 
 // libfabric equivalents, or -1 where libfabric has none (pair types, MINLOC/MAXLOC).
 int fi_type_of(oscf_type t);
 int fi_op_of(oscf_op op);
+int fi_swap_of(oscf_swap s);
 
 // target[i] = origin[i] (op) target[i] for i < count. NO_OP leaves target alone.
 // Callers guarantee op_allowed(op, t) and exclusive access to target.
 void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, size_t count);
 
-// The compare-and-swap of one element: if target == compare, target = origin.
-void apply_compare_swap(oscf_type t, void *target, const void *origin, const void *compare);
+// Conditional swaps of count elements (reduce_ops.h, swap_element), old values to
+// result when it is not null. Callers guarantee swap_allowed(s, t) and exclusive access.
+void apply_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare,
+                void *result, size_t count);
 
 }  // namespace oscf

@@ -322,6 +322,30 @@ int oscf_win::grant_shared() {
     return kAmDeferred;
 }
 
+// A one-shot epoch's request from an origin whose lock word updates travel as messages
+// (implicit_epoch.cpp): lock, operation and release in one, served here. The holds are
+// those of lock(): the gate first (only at rank 0, kAmImplicitGate), then our word. Both
+// are taken and dropped inside one handler, under the engine lock, with CPU atomics as
+// on-node peers change the same words.
+int oscf_win::take_implicit_hold(uint8_t flags) {
+    if (!(flags & kAmImplicitEpoch)) return OSCF_OK;
+    const bool gate = (flags & kAmImplicitGate) != 0;
+    if (gate && rank_ != 0) return OSCF_ERR_ARG;
+    if (gate && (word_fetch_add(&state_->gate, 1) & ~kLowHalf) != 0) {
+        word_fetch_add(&state_->gate, ~uint64_t{0});  // a lock_all epoch holds it: undo, wait
+        return kAmDeferred;
+    }
+    if (word_compare_swap(&state_->lock, 0, kExclusive) == 0) return OSCF_OK;
+    if (gate) word_fetch_add(&state_->gate, ~uint64_t{0});
+    return kAmDeferred;
+}
+
+void oscf_win::drop_implicit_hold(uint8_t flags) {
+    if (!(flags & kAmImplicitEpoch)) return;
+    word_fetch_add(&state_->lock, uint64_t{0} - kExclusive);
+    if (flags & kAmImplicitGate) word_fetch_add(&state_->gate, ~uint64_t{0});
+}
+
 bool oscf_win::shared_grantable() const {
     return __atomic_load_n(&state_->lock, __ATOMIC_ACQUIRE) < kExclusive;
 }

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "atomic_types.h"
 #include "reduce_ops.h"
@@ -72,34 +73,78 @@ void update_all(oscf_op op, void *target, const void *origin, void *result, size
     }
 }
 
-// The CPU-atomic road for (t, target), or false where the element takes the lock.
-bool cpu_update(oscf_op op, oscf_type t, void *target, const void *origin, void *result, size_t n) {
-    if (!aligned(target, type_size(t))) return false;
+// Calls f with a null T* for the C type that holds one element of t on the CPU-atomic
+// road, or returns false where t takes the accumulate lock (long double, complex, pairs).
+template <class F>
+bool visit_cpu_type(oscf_type t, F &&f) {
     switch (t) {
-    case OSCF_TYPE_INT8: update_all<int8_t, true>(op, target, origin, result, n); return true;
+    case OSCF_TYPE_INT8: f(static_cast<int8_t *>(nullptr)); return true;
     case OSCF_TYPE_UINT8:
     case OSCF_TYPE_BOOL:
-    case OSCF_TYPE_BYTE: update_all<uint8_t, true>(op, target, origin, result, n); return true;
-    case OSCF_TYPE_INT16: update_all<int16_t, true>(op, target, origin, result, n); return true;
-    case OSCF_TYPE_UINT16: update_all<uint16_t, true>(op, target, origin, result, n); return true;
-    case OSCF_TYPE_INT32: update_all<int32_t, true>(op, target, origin, result, n); return true;
-    case OSCF_TYPE_UINT32: update_all<uint32_t, true>(op, target, origin, result, n); return true;
-    case OSCF_TYPE_INT64: update_all<int64_t, true>(op, target, origin, result, n); return true;
-    case OSCF_TYPE_UINT64: update_all<uint64_t, true>(op, target, origin, result, n); return true;
-    case OSCF_TYPE_FLOAT: update_all<float, false>(op, target, origin, result, n); return true;
-    case OSCF_TYPE_DOUBLE: update_all<double, false>(op, target, origin, result, n); return true;
+    case OSCF_TYPE_BYTE: f(static_cast<uint8_t *>(nullptr)); return true;
+    case OSCF_TYPE_INT16: f(static_cast<int16_t *>(nullptr)); return true;
+    case OSCF_TYPE_UINT16: f(static_cast<uint16_t *>(nullptr)); return true;
+    case OSCF_TYPE_INT32: f(static_cast<int32_t *>(nullptr)); return true;
+    case OSCF_TYPE_UINT32: f(static_cast<uint32_t *>(nullptr)); return true;
+    case OSCF_TYPE_INT64: f(static_cast<int64_t *>(nullptr)); return true;
+    case OSCF_TYPE_UINT64: f(static_cast<uint64_t *>(nullptr)); return true;
+    case OSCF_TYPE_FLOAT: f(static_cast<float *>(nullptr)); return true;
+    case OSCF_TYPE_DOUBLE: f(static_cast<double *>(nullptr)); return true;
     default: return false;
     }
 }
 
-template <class B>
-void compare_swap_bits(void *target, const void *origin, const void *compare, void *result) {
-    B expect, swap;
-    std::memcpy(&expect, compare, sizeof expect);
-    std::memcpy(&swap, origin, sizeof swap);
-    __atomic_compare_exchange_n(static_cast<B *>(target), &expect, swap, false, __ATOMIC_SEQ_CST,
-                                __ATOMIC_SEQ_CST);
-    std::memcpy(result, &expect, sizeof expect);  // the old value, equal or not
+// The CPU-atomic road for (t, target), or false where the element takes the lock.
+bool cpu_update(oscf_op op, oscf_type t, void *target, const void *origin, void *result, size_t n) {
+    if (!aligned(target, type_size(t))) return false;
+    return visit_cpu_type(t, [&](auto *tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        update_all<T, std::is_integral_v<T>>(op, target, origin, result, n);
+    });
+}
+
+// One element of a conditional swap: an instruction for integer equality, else a
+// compare-exchange loop that stores only when the element changes. The old value.
+template <class T>
+T swap_one(oscf_swap s, T *t, T v, T c) {
+    using B = typename Bits<sizeof(T)>::type;
+    auto *word = reinterpret_cast<B *>(t);
+    B old;
+    if constexpr (std::is_integral_v<T>) {
+        if (s == OSCF_SWAP_EQ) {
+            std::memcpy(&old, &c, sizeof old);
+            B swap;
+            std::memcpy(&swap, &v, sizeof swap);
+            __atomic_compare_exchange_n(word, &old, swap, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+            return static_cast<T>(old);
+        }
+    }
+    old = __atomic_load_n(word, __ATOMIC_SEQ_CST);
+    for (;;) {
+        T ov;
+        std::memcpy(&ov, &old, sizeof ov);
+        const T nv = swap_element(s, ov, v, c);
+        B nb;
+        std::memcpy(&nb, &nv, sizeof nb);
+        if (nb == old ||
+            __atomic_compare_exchange_n(word, &old, nb, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            return ov;
+    }
+}
+
+bool cpu_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare,
+              void *result, size_t n) {
+    if (!aligned(target, type_size(t))) return false;
+    return visit_cpu_type(t, [&](auto *tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        for (size_t i = 0; i < n; ++i) {
+            T v, c;
+            std::memcpy(&v, static_cast<const char *>(value) + i * sizeof(T), sizeof v);
+            std::memcpy(&c, static_cast<const char *>(compare) + i * sizeof(T), sizeof c);
+            const T old = swap_one<T>(s, static_cast<T *>(target) + i, v, c);
+            if (result) std::memcpy(static_cast<char *>(result) + i * sizeof(T), &old, sizeof old);
+        }
+    });
 }
 
 }  // namespace
@@ -126,22 +171,11 @@ void node_accumulate(oscf_op op, oscf_type t, void *target, const void *origin, 
     acc_lock.unlock();
 }
 
-void node_compare_swap(oscf_type t, void *target, const void *origin, const void *compare,
-                       void *result, AccumulateLock acc_lock) {
-    const size_t size = type_size(t);
-    // Integer, logical and byte types only (cas_allowed): the bits compare.
-    if (aligned(target, size)) {
-        switch (size) {
-        case 1: return compare_swap_bits<uint8_t>(target, origin, compare, result);
-        case 2: return compare_swap_bits<uint16_t>(target, origin, compare, result);
-        case 4: return compare_swap_bits<uint32_t>(target, origin, compare, result);
-        case 8: return compare_swap_bits<uint64_t>(target, origin, compare, result);
-        default: break;
-        }
-    }
+void node_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare,
+               void *result, size_t count, AccumulateLock acc_lock) {
+    if (cpu_swap(s, t, target, value, compare, result, count)) return;
     acc_lock.lock();
-    std::memmove(result, target, size);
-    apply_compare_swap(t, target, origin, compare);
+    apply_swap(s, t, target, value, compare, result, count);
     acc_lock.unlock();
 }
 

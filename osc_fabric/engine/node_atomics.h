@@ -35,9 +35,10 @@ private:
 // result (may be nullptr) receives the old values; origin may be nullptr for NO_OP.
 void node_accumulate(oscf_op op, oscf_type t, void *target, const void *origin, void *result,
                      size_t count, AccumulateLock acc_lock);
-// One element: if *target == *compare, *target = *origin; result gets the old value.
-void node_compare_swap(oscf_type t, void *target, const void *origin, const void *compare,
-                       void *result, AccumulateLock acc_lock);
+// Conditional swaps of count elements (oscf_win_swap's rule); result (may be nullptr)
+// receives the old values. Only the types swap_allowed() admits, all of 1-8 bytes.
+void node_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare,
+               void *result, size_t count, AccumulateLock acc_lock);
 
 // The 64-bit state words (lock words, lock.cpp): fetch-and-add and compare-and-swap.
 uint64_t word_fetch_add(uint64_t *word, uint64_t add);

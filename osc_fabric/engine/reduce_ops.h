@@ -1,5 +1,5 @@
 // One element of a reduction: what MPI's predefined ops make of a target value t and
-// an origin value o. Shared by the element-wise reductions (atomic_types.cpp) and the
+// an origin value o, and of a conditional swap. Shared by the element-wise reductions (atomic_types.cpp) and the
 // compare-exchange loops of on-node atomics (node_atomics.cpp), so both compute alike.
 #pragma once
 
@@ -35,6 +35,25 @@ T combine_integer(oscf_op op, T t, T o) {
     case OSCF_OP_BAND: return static_cast<T>(t & o);
     case OSCF_OP_BOR: return static_cast<T>(t | o);
     case OSCF_OP_BXOR: return static_cast<T>(t ^ o);
+    default: return t;
+    }
+}
+
+// One element of a conditional swap: what target t becomes, given the value v a swap
+// stores and the comperand or mask c. Values compare (floating point: -0 equals 0, NaN
+// equals nothing); a mask selects bits.
+template <class T>
+T swap_element(oscf_swap s, T t, T v, T c) {
+    switch (s) {
+    case OSCF_SWAP_EQ: return c == t ? v : t;
+    case OSCF_SWAP_NE: return c != t ? v : t;
+    case OSCF_SWAP_LT: return c < t ? v : t;
+    case OSCF_SWAP_LE: return c <= t ? v : t;
+    case OSCF_SWAP_GT: return c > t ? v : t;
+    case OSCF_SWAP_GE: return c >= t ? v : t;
+    case OSCF_SWAP_MASK:
+        if constexpr (std::is_integral_v<T>) return static_cast<T>((v & c) | (t & ~c));
+        else return t;  // swap_allowed() admits masks on integers only
     default: return t;
     }
 }

@@ -108,12 +108,13 @@ int oscf_win::direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, ch
     return OSCF_OK;
 }
 
-int oscf_win::direct_compare_swap(Guard &lk, Peer &p, const void *origin, const void *compare,
-                                  void *result, oscf_type type, const Where &w) {
+int oscf_win::direct_swap(Guard &lk, Peer &p, const Swap &sw, const Where &w) {
     int rc = direct_ready(lk, p);
     if (rc) return rc;
-    node_compare_swap(type, p.node.mem() + w.am_offset, origin, compare, result, p.node.acc_lock());
+    node_swap(sw.swap, sw.type, p.node.mem() + w.am_offset, sw.value, sw.compare, sw.result, sw.count,
+              p.node.acc_lock());
     ++stats.direct_atomics;
+    stats.direct_bytes += sw.count * type_size(sw.type);
     return OSCF_OK;
 }
 
@@ -144,13 +145,12 @@ void oscf_win::apply_here(oscf_op op, oscf_type type, char *target, const char *
     apply_reduction(op, type, target, origin, count);
 }
 
-void oscf_win::compare_swap_here(oscf_type type, char *target, const void *origin,
-                                 const void *compare, void *result) {
+void oscf_win::swap_here(oscf_swap s, oscf_type type, char *target, const void *value,
+                         const void *compare, void *result, size_t count) {
     const Peer &self = peers_[static_cast<size_t>(rank_)];
     if (self.node.has_memory()) {
-        node_compare_swap(type, target, origin, compare, result, self.node.acc_lock());
+        node_swap(s, type, target, value, compare, result, count, self.node.acc_lock());
         return;
     }
-    std::memmove(result, target, type_size(type));
-    apply_compare_swap(type, target, origin, compare);
+    apply_swap(s, type, target, value, compare, result, count);
 }

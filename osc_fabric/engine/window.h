@@ -8,7 +8,9 @@
 // when: fence and the access checks), lock.cpp (the passive-target lock protocol),
 // rma.cpp (put/get), packed.cpp (many small segments of one put or get in few
 // messages), packed_layout.cpp and packed_rendezvous.cpp (derived-datatype transfers as
-// the target's layout and packed bytes, run_cursor.h cuts them), accumulate.cpp (the accumulate family on both paths and its ordering),
+// the target's layout and packed bytes, run_cursor.h cuts them), accumulate.cpp (the
+// accumulate family on both paths and its ordering), swap.cpp (conditional swaps),
+// implicit_epoch.cpp (lock + one operation + unlock in one message),
 // accumulate_batch.cpp (coalescing emulated accumulates), flush.cpp (completion waits),
 // pscw.cpp (general active target), dynamic.cpp (attached regions), shared.cpp (the
 // node segment), route.cpp (which road an operation takes; the direct road to peers
@@ -84,8 +86,23 @@ struct oscf_win {
     // accumulate.cpp
     int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
                    oscf_op op, int64_t disp, const oscf_notify *notify);
+
+    // swap.cpp: conditional swaps (oscf_win_swap), MPI_Compare_and_swap among them.
+    struct Swap {
+        oscf_swap swap;
+        oscf_type type;
+        size_t count;
+        const char *value;    // what a swap stores
+        const char *compare;  // comperands, or masks
+        char *result;         // old values, or nullptr
+    };
+    int swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t offset,
+             const oscf_notify *notify);
     int compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,
                          void *result, oscf_type type, int64_t disp, int64_t offset);
+
+    // implicit_epoch.cpp: lock + one operation + unlock as one call.
+    int rmw_implicit(Guard &lk, int target, const oscf_rmw &r, int assert_bits);
     // Target side of an emulated accumulate: validates and applies the request, storing
     // old values in old_out when it asks to fetch. Returns the status for the reply.
     int serve_am(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *old_out,
@@ -180,6 +197,11 @@ private:
     int await_grant(Guard &lk, Peer &p);
     void count_lock_wait(std::chrono::steady_clock::time_point since);  // MPI_T: lock_wait_ns
     int grant_shared();  // target side of kAmLockShared
+    // Target side of a one-shot epoch's request (kAmImplicitEpoch): our lock word taken
+    // exclusively (and the gate, kAmImplicitGate) for the request's duration, or
+    // kAmDeferred while someone holds them.
+    int take_implicit_hold(uint8_t flags);
+    void drop_implicit_hold(uint8_t flags);
     int serve_state_word(const oscf::AmHeader &h, const uint8_t *payload, size_t len, char *t,
                          uint8_t *old_out, size_t *old_len);
     int lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
@@ -212,15 +234,14 @@ private:
     int direct_ready(Guard &lk, Peer &p);
     int direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
                                 oscf_type type, oscf_op op, const Where &w);
-    int direct_compare_swap(Guard &lk, Peer &p, const void *origin, const void *compare,
-                            void *result, oscf_type type, const Where &w);
+    int direct_swap(Guard &lk, Peer &p, const Swap &sw, const Where &w);
     uint64_t direct_word(Peer &p, uint64_t offset, bool cas, uint64_t operand, uint64_t compare);
     void direct_store_word(Peer &p, uint64_t offset, uint64_t value);
     // Target side: updates of our own window memory, atomic with on-node peers' CPUs.
     void apply_here(oscf_op op, oscf_type type, char *target, const char *origin, char *result,
                     size_t count);
-    void compare_swap_here(oscf_type type, char *target, const void *origin, const void *compare,
-                           void *result);
+    void swap_here(oscf_swap s, oscf_type type, char *target, const void *value, const void *compare,
+                   void *result, size_t count);
 
     // dynamic.cpp
     struct LocalRegion {
@@ -304,7 +325,8 @@ private:
 
     // accumulate.cpp
     // An active-message request header to p's copy of this window (token still unset).
-    oscf::AmHeader am_request(Peer &p, oscf::AmOpcode opcode, oscf_type type, oscf_op op,
+    // op: an oscf_op, or an oscf_swap for kAmCompareSwap.
+    oscf::AmHeader am_request(Peer &p, oscf::AmOpcode opcode, oscf_type type, int op,
                               uint8_t flags, uint32_t count, uint64_t offset);
     int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset,
                      const char *what, Where *w);
@@ -324,6 +346,18 @@ private:
                      char *target);
     // Target side: where an active message's bytes live, or nullptr when out of range.
     char *am_target(bool state_word, uint64_t offset, size_t bytes);
+
+    // swap.cpp
+    int post_swap(Guard &lk, int target, const Swap &sw, const Where &w, oscf::OpScope &scope);
+    int post_native_swap(Peer &p, const Swap &sw, const Where &w, oscf::OpScope &scope);
+    int post_am_swap(Peer &p, const Swap &sw, uint64_t offset, oscf::OpScope &scope);
+    std::unique_ptr<char[]> swap_sink_;  // old values nobody asked for (post_native_swap)
+
+    // implicit_epoch.cpp
+    bool implicit_in_one_message(const Peer &p, int target, const oscf_rmw &r) const;
+    int implicit_message(Guard &lk, Peer &p, int target, const oscf_rmw &r, bool nocheck);
+    int implicit_composed(Guard &lk, int target, const oscf_rmw &r, int assert_bits);
+    int rmw_in_epoch(Guard &lk, int target, const oscf_rmw &r);
 
     // accumulate_batch.cpp
     int batch_accumulate(Peer &p, const char *origin, size_t count, oscf_type type, oscf_op op,

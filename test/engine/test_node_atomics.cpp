@@ -80,10 +80,43 @@ TEST_CASE("compare-and-swap races have one winner per round", "[node_atomics]") 
     std::vector<int> wins(kThreads, 0);
     on_threads([&](int t) {
         uint64_t zero = 0, mine = static_cast<uint64_t>(t + 1), old = 0;
-        node_compare_swap(type, word, &mine, &zero, &old, AccumulateLock(&acc_lock));
+        node_swap(OSCF_SWAP_EQ, type, word, &mine, &zero, &old, 1, AccumulateLock(&acc_lock));
         if (old == 0) wins[t] = 1;
     });
     CHECK(std::count(wins.begin(), wins.end(), 1) == 1);
+}
+
+TEST_CASE("conditional swaps race to the minimum, the maximum and every masked bit", "[node_atomics]") {
+    alignas(8) int64_t low = INT64_MAX, high = INT64_MIN;
+    alignas(8) double dlow = 1e300;
+    alignas(8) uint64_t bits = 0;
+    uint64_t acc_lock = 0;
+    on_threads([&](int t) {
+        for (int i = 0; i < kPerThread; ++i) {
+            // Every thread offers values the others also beat: the winner is the extreme.
+            const int64_t v = (i * 7919 + t * 104729) % 100003 - 50000;
+            const double d = static_cast<double>(v) / 4;
+            node_swap(OSCF_SWAP_LT, OSCF_TYPE_INT64, &low, &v, &v, nullptr, 1, AccumulateLock(&acc_lock));
+            node_swap(OSCF_SWAP_GT, OSCF_TYPE_INT64, &high, &v, &v, nullptr, 1, AccumulateLock(&acc_lock));
+            node_swap(OSCF_SWAP_LT, OSCF_TYPE_DOUBLE, &dlow, &d, &d, nullptr, 1, AccumulateLock(&acc_lock));
+        }
+        const uint64_t mask = uint64_t{1} << t | uint64_t{1} << (t + 32), ones = ~uint64_t{0};
+        node_swap(OSCF_SWAP_MASK, OSCF_TYPE_UINT64, &bits, &ones, &mask, nullptr, 1, AccumulateLock(&acc_lock));
+    });
+    int64_t want_low = INT64_MAX, want_high = INT64_MIN;
+    for (int t = 0; t < kThreads; ++t)
+        for (int i = 0; i < kPerThread; ++i) {
+            const int64_t v = (i * 7919 + t * 104729) % 100003 - 50000;
+            want_low = std::min(want_low, v);
+            want_high = std::max(want_high, v);
+        }
+    CHECK(low == want_low);
+    CHECK(high == want_high);
+    CHECK(dlow == static_cast<double>(want_low) / 4);
+    uint64_t want_bits = 0;
+    for (int t = 0; t < kThreads; ++t) want_bits |= uint64_t{1} << t | uint64_t{1} << (t + 32);
+    CHECK(bits == want_bits);
+    CHECK(acc_lock == 0);
 }
 
 TEST_CASE("lock words: shared attempts undo themselves, exclusive takes 0 only", "[node_atomics]") {

@@ -2,6 +2,7 @@
 // fabric, just memory laid out the way a batch message or a user's window lays it.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -59,4 +60,54 @@ TEST_CASE("SUM on misaligned integers, floats and complex numbers", "[reductions
     std::memcpy(rc, t + 1, sizeof rc);
     CHECK(rc[0] == 2.0L);
     CHECK(rc[1] == 2.0L);
+}
+
+TEST_CASE("conditional swaps: the comperand against the target, values not bits", "[reductions]") {
+    struct Row {
+        oscf_swap swap;
+        int32_t comperand, target;
+        bool stores;
+    };
+    const Row rows[] = {
+        {OSCF_SWAP_EQ, 5, 5, true},  {OSCF_SWAP_EQ, 5, 6, false}, {OSCF_SWAP_NE, 5, 6, true},
+        {OSCF_SWAP_NE, 5, 5, false}, {OSCF_SWAP_LT, -3, 2, true},  {OSCF_SWAP_LT, 2, 2, false},
+        {OSCF_SWAP_LE, 2, 2, true},  {OSCF_SWAP_LE, 3, 2, false}, {OSCF_SWAP_GT, 3, -2, true},
+        {OSCF_SWAP_GT, 2, 2, false}, {OSCF_SWAP_GE, 2, 2, true},  {OSCF_SWAP_GE, -9, 2, false},
+    };
+    for (const Row &r : rows) {
+        int32_t target = r.target, old = 0;
+        const int32_t value = 77;
+        apply_swap(r.swap, OSCF_TYPE_INT32, &target, &value, &r.comperand, &old, 1);
+        CAPTURE(r.swap, r.comperand, r.target);
+        CHECK(old == r.target);
+        CHECK(target == (r.stores ? value : r.target));
+    }
+    // Unsigned: the largest value is not below zero.
+    uint64_t big = ~uint64_t{0}, zero = 0, one = 1;
+    apply_swap(OSCF_SWAP_LT, OSCF_TYPE_UINT64, &big, &one, &zero, nullptr, 1);
+    CHECK(big == 1);
+    // Floating point compares values: -0 equals 0, NaN equals nothing.
+    double t = 0.0, neg_zero = -0.0, nan = std::nan(""), v = 1.5;
+    apply_swap(OSCF_SWAP_EQ, OSCF_TYPE_DOUBLE, &t, &v, &neg_zero, nullptr, 1);
+    CHECK(t == 1.5);
+    apply_swap(OSCF_SWAP_EQ, OSCF_TYPE_DOUBLE, &t, &v, &nan, nullptr, 1);
+    apply_swap(OSCF_SWAP_NE, OSCF_TYPE_DOUBLE, &t, &neg_zero, &nan, nullptr, 1);
+    CHECK(t == 0.0);
+    // A mask's set bits take the value's bits, the rest stay.
+    uint16_t word = 0x00ff, mask = 0x0ff0, bits = 0xaaaa;
+    apply_swap(OSCF_SWAP_MASK, OSCF_TYPE_UINT16, &word, &bits, &mask, nullptr, 1);
+    CHECK(word == 0x0aaf);
+}
+
+TEST_CASE("which conditional swaps each type allows", "[reductions]") {
+    CHECK(oscf_swap_allowed(OSCF_SWAP_LT, OSCF_TYPE_DOUBLE));
+    CHECK(oscf_swap_allowed(OSCF_SWAP_EQ, OSCF_TYPE_BOOL));
+    CHECK(oscf_swap_allowed(OSCF_SWAP_MASK, OSCF_TYPE_BYTE));
+    CHECK_FALSE(oscf_swap_allowed(OSCF_SWAP_MASK, OSCF_TYPE_DOUBLE));
+    CHECK_FALSE(oscf_swap_allowed(OSCF_SWAP_LT, OSCF_TYPE_BOOL));
+    CHECK_FALSE(oscf_swap_allowed(OSCF_SWAP_LT, OSCF_TYPE_BYTE));
+    CHECK_FALSE(oscf_swap_allowed(OSCF_SWAP_EQ, OSCF_TYPE_LONG_DOUBLE));
+    CHECK_FALSE(oscf_swap_allowed(OSCF_SWAP_EQ, OSCF_TYPE_DOUBLE_COMPLEX));
+    CHECK_FALSE(oscf_swap_allowed(OSCF_SWAP_GE, OSCF_TYPE_2INT));
+    CHECK_FALSE(oscf_swap_allowed(OSCF_SWAP_COUNT, OSCF_TYPE_INT32));
 }

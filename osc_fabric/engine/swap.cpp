@@ -1,0 +1,128 @@
+// Conditional swaps: oscf_win_swap (MPIX_Rmw2), of which MPI_Compare_and_swap is the
+// equality of one element. A swap of type T takes the road T's accumulates take
+// (AtomicCaps, route.cpp), so swaps and accumulates on one element stay atomic with
+// each other whoever applies them:
+//   - native: fi_compare_atomic with FI_CSWAP, FI_CSWAP_NE/LT/LE/GT/GE or FI_MSWAP
+//     (AtomicCaps calls T native only where every swap allowed on T is native too);
+//   - a peer on this node: CPU compare-exchange (node_atomics.h);
+//   - otherwise an active message, kAmCompareSwap: count values then count comperands or
+//     masks, applied by the target's engine; to ourselves, applied here under the
+//     engine lock, as the target's handler would.
+// Completion and ordering are those of the accumulates (accumulate.cpp).
+#include <rdma/fi_atomic.h>
+
+#include <algorithm>
+
+#include "atomic_types.h"
+#include "window.h"
+
+using namespace oscf;
+
+int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,
+                               void *result, oscf_type type, int64_t disp, int64_t offset) {
+    if (!valid_type(type) || !cas_allowed(type))
+        return usage_error(OSCF_ERR_TYPE, "compare-and-swap is not defined for type %d", type);
+    if (!origin || !compare || !result) return OSCF_ERR_ARG;
+    Swap sw{OSCF_SWAP_EQ, type, 1, static_cast<const char *>(origin),
+            static_cast<const char *>(compare), static_cast<char *>(result)};
+    return swap(lk, target, sw, disp, offset, nullptr);
+}
+
+int oscf_win::swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t offset,
+                   const oscf_notify *notify) {
+    if (!valid_type(sw.type) || !valid_swap(sw.swap) || !swap_allowed(sw.swap, sw.type))
+        return usage_error(OSCF_ERR_OP, "conditional swap %d is not defined for type %d", sw.swap, sw.type);
+    if (sw.count && (!sw.value || !sw.compare))
+        return usage_error(OSCF_ERR_ARG, "conditional swap without its operands");
+    int rc = check_target(target);
+    if (!rc && notify) rc = check_request_epoch(target, "compare_and_swap");
+    if (rc) return rc;
+    OpScope scope(peers_[static_cast<size_t>(target)].acc, notify);
+    // Count 0 is still an access: inside an epoch, and complete at once.
+    if (sw.count == 0) return finish(lk, scope, begin_access(lk, target, "compare_and_swap"));
+    // In pieces of whole elements per registration they land in (several only on a
+    // dynamic window whose regions are attached back to back).
+    const size_t size = type_size(sw.type);
+    Swap part = sw;
+    while (rc == OSCF_OK && part.count > 0) {
+        Where w;
+        if ((rc = target_range(lk, target, part.count * size, disp, offset, "compare_and_swap", &w))) break;
+        const size_t n = std::min(part.count, w.span / size);
+        if (n == 0) {
+            rc = usage_error(OSCF_ERR_RMA_RANGE, "compare_and_swap: an element straddles two attached regions");
+            break;
+        }
+        Swap piece = part;
+        piece.count = n;
+        rc = post_swap(lk, target, piece, w, scope);
+        part.count -= n;
+        part.value += n * size;
+        part.compare += n * size;
+        if (part.result) part.result += n * size;
+        offset += static_cast<int64_t>(n * size);
+    }
+    return finish(lk, scope, rc);
+}
+
+int oscf_win::post_swap(Guard &lk, int target, const Swap &sw, const Where &w, OpScope &scope) {
+    Peer &p = peers_[static_cast<size_t>(target)];
+    if (direct_accumulate(p, sw.type)) return direct_swap(lk, p, sw, w);
+    const oscf_acc_path path = eng_.caps.native(sw.type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
+    if (path == OSCF_PATH_AM && target == rank_) {
+        swap_here(sw.swap, sw.type, w.local, sw.value, sw.compare, sw.result, sw.count);
+        ++stats.am_local;
+        return OSCF_OK;
+    }
+    int rc = path == OSCF_PATH_AM ? send_batch(p) : OSCF_OK;  // program order at the target
+    if (rc || (rc = order_accumulate(lk, p, path))) return rc;
+    if (path == OSCF_PATH_AM) return post_am_swap(p, sw, w.am_offset, scope);
+    if ((rc = await_grant(lk, p))) return rc;  // native atomics bypass the lock queue
+    return post_native_swap(p, sw, w, scope);
+}
+
+int oscf_win::post_native_swap(Peer &p, const Swap &sw, const Where &w, OpScope &scope) {
+    const size_t size = type_size(sw.type);
+    // fi_compare_atomic always returns the old values; unwanted ones land in a sink
+    // nobody reads, so any number of swaps may share it.
+    if (!sw.result && !swap_sink_) swap_sink_.reset(new char[kAmMaxPayload]);
+    const size_t per_op = std::min({eng_.caps.max_count(sw.type), fab().limits().max_msg_size / size,
+                                    kAmMaxPayload / size});
+    const auto dt = static_cast<fi_datatype>(fi_type_of(sw.type));
+    const auto op = static_cast<fi_op>(fi_swap_of(sw.swap));
+    for (size_t done = 0; done < sw.count;) {
+        const size_t n = std::min(sw.count - done, per_op);
+        const size_t at = done * size;
+        char *old = sw.result ? sw.result + at : swap_sink_.get();
+        int rc = progress().post("fi_compare_atomic", [&] {
+            return fi_compare_atomic(fab().ep(), sw.value + at, n, nullptr, sw.compare + at, nullptr, old,
+                                     nullptr, p.addr, w.remote + at, w.key, dt, op, scope.context());
+        });
+        if (rc) return rc;
+        scope.on_post();
+        ++stats.native_atomics;
+        done += n;
+    }
+    return OSCF_OK;
+}
+
+int oscf_win::post_am_swap(Peer &p, const Swap &sw, uint64_t offset, OpScope &scope) {
+    const size_t size = type_size(sw.type);
+    const size_t per_msg = kAmMaxPayload / (2 * size);
+    for (size_t done = 0; done < sw.count;) {
+        const size_t n = std::min(sw.count - done, per_msg);
+        const size_t at = done * size;
+        AmHeader h = am_request(p, kAmCompareSwap, sw.type, sw.swap, sw.result ? kAmFetch : 0,
+                                static_cast<uint32_t>(n), offset + at);
+        h.token = eng_.am->new_request(scope.context(), sw.result ? sw.result + at : nullptr,
+                                       sw.result ? n * size : 0);
+        scope.on_post();
+        int rc = eng_.am->send(p.addr, h, sw.value + at, n * size, sw.compare + at, n * size);
+        if (rc) {
+            scope.context()->complete(rc, 0);  // no reply will come
+            return rc;
+        }
+        ++stats.am_requests;
+        done += n;
+    }
+    return OSCF_OK;
+}
