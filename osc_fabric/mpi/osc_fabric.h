@@ -7,7 +7,8 @@
  * _module.c (function table, free, status conversion), _comm.c (put/get),
  * _accumulate.c (the accumulate family), _datatype.c (datatypes as byte ranges),
  * _info.c (info keys), _request.c (MPI requests of the R* calls),
- * _active_target.c (fence, PSCW), _passive_target.c (locks, flush, sync).
+ * _active_target.c (fence, PSCW), _passive_target.c (locks, flush, sync),
+ * _mpix.c (what libmpix-fabric calls: MPIX_Rmw2 and one-shot epochs).
  */
 #ifndef OMPI_OSC_FABRIC_H
 #define OMPI_OSC_FABRIC_H
@@ -119,6 +120,11 @@ int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr,
 int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compare_addr,
                                      void *result_addr, struct ompi_datatype_t *dt, int target,
                                      ptrdiff_t target_disp, struct ompi_win_t *win);
+
+/* Translations shared with _mpix.c: a datatype built from one predefined type to its
+ * element type, a predefined reduction to the engine's (MPI_ERR_TYPE / MPI_ERR_OP). */
+int ompi_osc_fabric_element_type(struct ompi_datatype_t *dt, oscf_type *out);
+int ompi_osc_fabric_map_op(const struct ompi_op_t *op, oscf_op *out);
 
 /* _active_target.c */
 int ompi_osc_fabric_fence(int mpi_assert, struct ompi_win_t *win);

@@ -76,7 +76,7 @@ static int map_type(const ompi_datatype_t *dt, oscf_type *out)
     return MPI_ERR_TYPE;
 }
 
-static int map_op(const ompi_op_t *op, oscf_op *out)
+int ompi_osc_fabric_map_op(const ompi_op_t *op, oscf_op *out)
 {
     static const struct { MPI_Op mpi; oscf_op oscf; } table[] = {
         {MPI_SUM, OSCF_OP_SUM},   {MPI_PROD, OSCF_OP_PROD},   {MPI_MIN, OSCF_OP_MIN},
@@ -96,7 +96,7 @@ static int map_op(const ompi_op_t *op, oscf_op *out)
 }
 
 /* The element type of a (count, datatype) built from one predefined type. */
-static int element_type(ompi_datatype_t *dt, oscf_type *out)
+int ompi_osc_fabric_element_type(ompi_datatype_t *dt, oscf_type *out)
 {
     ompi_datatype_t *prim = NULL;
     uint32_t per = 0;
@@ -223,12 +223,12 @@ static int prepare(acc_args *a, const void *origin_addr, int origin_count, ompi_
     a->n = 0;
     a->segs = a->inline_segs;
     a->cap = sizeof(a->inline_segs) / sizeof(a->inline_segs[0]);
-    int rc = map_op(op, &a->op);
+    int rc = ompi_osc_fabric_map_op(op, &a->op);
     if (OMPI_SUCCESS == rc &&
         one_segment(a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
                     target_count, target_dt))
         return check_byte_op(target_dt, a->op);
-    if (OMPI_SUCCESS == rc) rc = element_type(target_dt, &a->type);
+    if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_element_type(target_dt, &a->type);
     if (OMPI_SUCCESS == rc) rc = check_byte_op(target_dt, a->op);
     if (OMPI_SUCCESS != rc) return rc;
 
@@ -244,7 +244,7 @@ static int prepare(acc_args *a, const void *origin_addr, int origin_count, ompi_
     for (int i = 0; i < 3 && OMPI_SUCCESS == rc; i++) {
         if (NULL == side[i].dt) continue;
         oscf_type t;
-        rc = element_type(side[i].dt, &t);
+        rc = ompi_osc_fabric_element_type(side[i].dt, &t);
         if (OMPI_SUCCESS == rc && t != a->type) {
             LOG("origin, target and result must be built from the same predefined type");
             rc = OMPI_ERR_BAD_PARAM;
@@ -326,8 +326,8 @@ static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_cou
 {
     oscf_type ot, tt;
     l->win = ompi_osc_fabric_win(win);
-    if (MPI_PROC_NULL == target || (MPI_Op) op == MPI_NO_OP || OMPI_SUCCESS != map_op(op, &l->op) ||
-        OMPI_SUCCESS != element_type(target_dt, &tt) || OMPI_SUCCESS != element_type(origin_dt, &ot) ||
+    if (MPI_PROC_NULL == target || (MPI_Op) op == MPI_NO_OP || OMPI_SUCCESS != ompi_osc_fabric_map_op(op, &l->op) ||
+        OMPI_SUCCESS != ompi_osc_fabric_element_type(target_dt, &tt) || OMPI_SUCCESS != ompi_osc_fabric_element_type(origin_dt, &ot) ||
         ot != tt || tt >= OSCF_TYPE_FLOAT_INT || OMPI_SUCCESS != check_byte_op(target_dt, l->op) ||
         1 != oscf_win_engine_applies(l->win, target, tt))
         return false;
@@ -434,7 +434,7 @@ int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compar
     oscf_type type;
     size_t size = 0;
     if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
-    int rc = element_type(dt, &type);
+    int rc = ompi_osc_fabric_element_type(dt, &type);
     if (OMPI_SUCCESS != rc) return rc;
     ompi_datatype_type_size(dt, &size);
     if (!ompi_datatype_is_predefined(dt) || size != oscf_type_size(type)) {

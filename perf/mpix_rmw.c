@@ -1,0 +1,321 @@
+/*
+ * mpix_rmw.c - what one implicit-epoch MPIX_Rmw / MPIX_Rmw2 (include/mpix_fabric.h)
+ * costs next to the standard MPI way of doing the same, on one uint64 at rank 0.
+ *
+ *   -m implicit  (2+ ranks) every rank but 0 times a loop of
+ *                  MPIX_Rmw2 COMP_SWAP_LT, implicit epoch (a lock, the op, an unlock);
+ *                  MPIX_Rmw SUM, implicit epoch;
+ *                  MPI_Fetch_and_op SUM + MPI_Win_flush inside one MPI_Win_lock(SHARED)
+ *                  opened before the loop (the cheapest standard atomic);
+ *                and prints the median per-op latency over those ranks and its ratio to
+ *                the fetch-and-op one. Rank 0 only waits in MPI_Barrier (progress).
+ *   -m keepmin   (all ranks, meant for 4) every rank offers -i candidates to keep the
+ *                minimum, interleaved and decreasing so most offers win:
+ *                  A: MPIX_Rmw2 COMP_SWAP_LT, implicit epoch, one call per offer;
+ *                  B: standard MPI inside MPI_Win_lock_all: read with MPI_Fetch_and_op
+ *                     (NO_OP) + flush, then MPI_Compare_and_swap + flush until it sticks
+ *                     or the value is no longer above the candidate;
+ *                and prints the time (slowest rank) and offers/s of each, and B / A.
+ * Each loop is checked (the final value); a wrong one prints FAIL and exits 1.
+ *
+ *   -i iterations (10000)  -w warmup iterations (1000)  -m implicit|keepmin (implicit)
+ *
+ * Under any osc component (elsewhere the MPIX calls fall back to standard MPI), so one
+ * binary compares osc/fabric with osc/rdma or osc/pt2pt. Plain MPI-3 + C11.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "mpix_fabric.h"
+
+#define IMPLICIT MPIX_MODE_PASSIVE_EPOCH_IMPLICIT
+#define BIG (UINT64_MAX - 1) /* below the initial value: every first offer wins */
+
+enum mode { MODE_IMPLICIT, MODE_KEEPMIN };
+
+struct bench {
+    int rank, n;
+    long iters, warmup;
+    enum mode mode;
+    MPI_Win win;
+    uint64_t *loc;      /* rank 0: the location */
+    MPI_Comm origins;   /* implicit mode: every rank but 0 */
+    bool ok;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+static void usage(const char *prog)
+{
+    fprintf(stderr, "usage: %s [-i iterations] [-w warmup] [-m implicit|keepmin]\n", prog);
+}
+
+/* 0 to run, 1 for a bad command line (said by rank 0). */
+static int parse(int argc, char **argv, struct bench *b)
+{
+    int c;
+    b->iters = 10000, b->warmup = 1000, b->mode = MODE_IMPLICIT;
+    while ((c = getopt(argc, argv, "i:w:m:h")) != -1) {
+        if (c == 'i' && (b->iters = atol(optarg)) > 0)
+            continue;
+        if (c == 'w' && (b->warmup = atol(optarg)) >= 0)
+            continue;
+        if (c == 'm' && (strcmp(optarg, "implicit") == 0 || strcmp(optarg, "keepmin") == 0)) {
+            b->mode = optarg[0] == 'i' ? MODE_IMPLICIT : MODE_KEEPMIN;
+            continue;
+        }
+        if (b->rank == 0)
+            usage(argv[0]);
+        return 1;
+    }
+    return 0;
+}
+
+/* Rank 0 stores v at the location; everyone leaves after it. */
+static void reset(const struct bench *b, uint64_t v)
+{
+    if (b->rank == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, b->win);
+        *b->loc = v;
+        MPI_Win_unlock(0, b->win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* After the loops: the location must hold `want` (rank 0 looks, everyone learns). */
+static void check_final(struct bench *b, uint64_t want, const char *what)
+{
+    int ok = 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (b->rank == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, b->win);
+        ok = *b->loc == want;
+        if (!ok)
+            printf("FAIL %s: final value %llu, expected %llu\n", what,
+                   (unsigned long long)*b->loc, (unsigned long long)want);
+        MPI_Win_unlock(0, b->win);
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    b->ok = b->ok && ok;
+}
+
+static const char *path_name(MPI_Win win)
+{
+    int native = 0;
+    MPIX_Rmw_native(win, &native);
+    return native ? "native (osc/fabric)" : "fallback (standard MPI)";
+}
+
+/* ----------------------------------------------------------- -m implicit */
+
+/* One operation of a latency loop; i numbers the calls of this origin. */
+typedef void (*op_fn)(const struct bench *b, long i);
+
+/* Interleaved decreasing candidates: with several origins about half the offers win. */
+static void op_cas_lt(const struct bench *b, long i)
+{
+    uint64_t c = BIG - ((uint64_t)i * (uint64_t)(b->n - 1) + (uint64_t)(b->rank - 1)), old;
+    MPIX_Rmw2(&c, 1, MPI_UINT64_T, &c, &old, 0, 0, IMPLICIT, MPIX_RMW2_COMP_SWAP_LT, b->win);
+}
+
+static void op_sum(const struct bench *b, long i)
+{
+    uint64_t one = 1, old;
+    (void)i;
+    MPIX_Rmw(&one, 1, MPI_UINT64_T, &old, 0, 0, IMPLICIT, MPIX_RMW_SUM, b->win);
+}
+
+static void op_fop(const struct bench *b, long i)
+{
+    uint64_t one = 1, old;
+    (void)i;
+    MPI_Fetch_and_op(&one, &old, MPI_UINT64_T, 0, 0, MPI_SUM, b->win);
+    MPI_Win_flush(0, b->win);
+}
+
+/* Per-op latency in us of this origin (0 at rank 0, which only makes progress). */
+static double time_origin(const struct bench *b, op_fn fn, bool lock_shared)
+{
+    double t = 0;
+    if (b->rank != 0) {
+        if (lock_shared)
+            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, b->win);
+        for (long i = 0; i < b->warmup; i++)
+            fn(b, i);
+        MPI_Barrier(b->origins);
+        double t0 = MPI_Wtime();
+        for (long i = 0; i < b->iters; i++)
+            fn(b, b->warmup + i);
+        t = (MPI_Wtime() - t0) * 1e6 / (double)b->iters;
+        if (lock_shared)
+            MPI_Win_unlock(0, b->win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return t;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median over ranks 1 .. n-1 (on rank 0). */
+static double median_origins(const struct bench *b, double mine)
+{
+    double all[b->n], m = 0;
+    MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (b->rank == 0) {
+        qsort(all + 1, (size_t)b->n - 1, sizeof(double), cmp_double);
+        int k = b->n - 1;
+        m = k % 2 ? all[1 + k / 2] : (all[k / 2] + all[1 + k / 2]) / 2;
+    }
+    return m;
+}
+
+static void run_implicit(struct bench *b)
+{
+    static const struct {
+        const char *name;
+        op_fn fn;
+        bool lock_shared, counts; /* counts: adds one to the location */
+    } loops[] = {
+        { "MPI_Fetch_and_op SUM + flush (lock shared)", op_fop, true, true },
+        { "MPIX_Rmw2 COMP_SWAP_LT implicit", op_cas_lt, false, false },
+        { "MPIX_Rmw SUM implicit", op_sum, false, true },
+    };
+    enum { NLOOPS = sizeof loops / sizeof loops[0] };
+    uint64_t calls = (uint64_t)(b->n - 1) * (uint64_t)(b->warmup + b->iters);
+    double lat[NLOOPS];
+    for (int l = 0; l < NLOOPS; l++) {
+        reset(b, loops[l].counts ? 0 : UINT64_MAX);
+        lat[l] = median_origins(b, time_origin(b, loops[l].fn, loops[l].lock_shared));
+        check_final(b, loops[l].counts ? calls : BIG - (calls - 1), loops[l].name);
+    }
+    if (b->rank != 0)
+        return;
+    printf("# MPIX_Rmw implicit-epoch latency: ranks 1..%d -> one uint64 at rank 0, "
+           "path %s\n", b->n - 1, path_name(b->win));
+    printf("# %ld iterations, %ld warmup; median over the %d origin ranks\n", b->iters,
+           b->warmup, b->n - 1);
+    printf("# %-46s %14s %18s\n", "Operation", "Latency (us)", "vs fetch_and_op");
+    for (int l = 0; l < NLOOPS; l++)
+        printf("%-48s %14.3f %18.3f\n", loops[l].name, lat[l], lat[l] / lat[0]);
+}
+
+/* ------------------------------------------------------------ -m keepmin */
+
+/* B's offer: read, then compare-and-swap until it sticks or is no longer better.
+ * Returns the compare-and-swap calls it took. */
+static long offer_standard(MPI_Win win, uint64_t cand)
+{
+    uint64_t cur, old, unused = 0;
+    long tries = 0;
+    MPI_Fetch_and_op(&unused, &cur, MPI_UINT64_T, 0, 0, MPI_NO_OP, win);
+    MPI_Win_flush(0, win);
+    while (cand < cur) {
+        MPI_Compare_and_swap(&cand, &cur, &old, MPI_UINT64_T, 0, 0, win);
+        MPI_Win_flush(0, win);
+        tries++;
+        if (old == cur)
+            break;
+        cur = old;
+    }
+    return tries;
+}
+
+/* count offers by every rank; returns this rank's seconds, adds its CAS calls. */
+static double keepmin_run(const struct bench *b, bool standard, long count, long *cas)
+{
+    reset(b, UINT64_MAX);
+    if (standard)
+        MPI_Win_lock_all(0, b->win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < count; i++) {
+        uint64_t c = BIG - ((uint64_t)i * (uint64_t)b->n + (uint64_t)b->rank), old;
+        if (standard)
+            *cas += offer_standard(b->win, c);
+        else
+            MPIX_Rmw2(&c, 1, MPI_UINT64_T, &c, &old, 0, 0, IMPLICIT, MPIX_RMW2_COMP_SWAP_LT,
+                      b->win);
+    }
+    double t = MPI_Wtime() - t0;
+    if (standard)
+        MPI_Win_unlock_all(b->win);
+    return t;
+}
+
+static void run_keepmin(struct bench *b)
+{
+    static const char *const names[2] = {
+        "A: MPIX_Rmw2 COMP_SWAP_LT implicit",
+        "B: lock_all, fetch_and_op(NO_OP) + CAS loop",
+    };
+    double tmax[2];
+    long cas[2] = { 0, 0 }, all_cas[2] = { 0, 0 }; /* A makes none */
+    uint64_t mine = BIG - ((uint64_t)(b->iters - 1) * (uint64_t)b->n + (uint64_t)b->rank), min;
+    MPI_Allreduce(&mine, &min, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    for (int v = 0; v < 2; v++) {
+        long unused = 0;
+        keepmin_run(b, v == 1, b->warmup, &unused);
+        double t = keepmin_run(b, v == 1, b->iters, &cas[v]);
+        MPI_Reduce(&t, &tmax[v], 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&cas[v], &all_cas[v], 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        check_final(b, min, names[v]);
+    }
+    if (b->rank != 0)
+        return;
+    double offers = (double)b->n * (double)b->iters;
+    printf("# MPIX_Rmw keep-min: %d ranks offer %ld decreasing candidates each to one "
+           "uint64 at rank 0, path %s\n", b->n, b->iters, path_name(b->win));
+    printf("# time: slowest rank; %ld warmup offers per rank before each variant\n",
+           b->warmup);
+    printf("# %-46s %12s %14s %12s\n", "Variant", "Time (s)", "Offers/s", "CAS/offer");
+    printf("%-48s %12.6f %14.0f %12s\n", names[0], tmax[0], offers / tmax[0], "-");
+    printf("%-48s %12.6f %14.0f %12.3f\n", names[1], tmax[1], offers / tmax[1],
+           (double)all_cas[1] / offers);
+    printf("# ratio B/A (time): %.3f\n", tmax[1] / tmax[0]);
+}
+
+/* ------------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    struct bench b = { .ok = true };
+    MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &b.n);
+    bool bad = parse(argc, argv, &b) != 0;
+    if (!bad && b.mode == MODE_IMPLICIT && b.n < 2) {
+        if (b.rank == 0)
+            fprintf(stderr, "%s: -m implicit needs at least 2 ranks\n", argv[0]);
+        bad = true;
+    }
+    if (bad) {
+        MPI_Finalize();
+        return 1;
+    }
+    MPI_Win_allocate(b.rank == 0 ? sizeof(uint64_t) : 0, sizeof(uint64_t), MPI_INFO_NULL,
+                     MPI_COMM_WORLD, &b.loc, &b.win);
+    MPI_Comm_split(MPI_COMM_WORLD, b.rank == 0 ? MPI_UNDEFINED : 1, b.rank, &b.origins);
+
+    if (b.mode == MODE_IMPLICIT)
+        run_implicit(&b);
+    else
+        run_keepmin(&b);
+
+    if (b.origins != MPI_COMM_NULL)
+        MPI_Comm_free(&b.origins);
+    MPI_Win_free(&b.win);
+    MPI_Finalize();
+    return b.ok ? 0 : 1;
+}
