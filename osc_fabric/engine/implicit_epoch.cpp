@@ -12,13 +12,16 @@
 // first, which is free when it holds it already or rank 0 is this process or on this
 // node, and a round trip more elsewhere.
 //
-// Everywhere else (ourselves, peers on this node, types on native atomics, operations
-// that need more than one message) the epoch is the three calls; their words and the
-// operation are then direct or native anyway.
+// To a peer on this node whose memory, lock word and rank 0's gate we all reach
+// directly, the holds are taken and dropped with CPU atomics around the operation,
+// without the bookkeeping of an epoch. Everywhere else (types on native atomics,
+// operations that need more than one message, windows without a node segment) the
+// epoch is the three calls; their words and the operation are direct or native anyway.
 //
 // With OSCF_MODE_NOCHECK the caller promises that nobody holds or asks for a conflicting
 // lock: no lock is taken, and the operation is one request and its reply.
 #include "atomic_types.h"
+#include "node_atomics.h"
 #include "window.h"
 
 using namespace oscf;
@@ -44,6 +47,7 @@ int oscf_win::rmw_implicit(Guard &lk, int target, const oscf_rmw &r, int assert_
                            "a one-shot epoch on rank %d inside an access epoch to it", target);
     if ((rc = close_idle_fence("a one-shot epoch"))) return rc;
     const bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
+    if (implicit_on_node(p, r)) return implicit_direct(lk, p, target, r, nocheck);
     if (implicit_in_one_message(p, target, r)) return implicit_message(lk, p, target, r, nocheck);
     return implicit_composed(lk, target, r, assert_bits & OSCF_MODE_NOCHECK);
 }
@@ -52,6 +56,38 @@ bool oscf_win::implicit_in_one_message(const Peer &p, int target, const oscf_rmw
     const size_t bytes = r.count * type_size(r.type) * (r.is_swap ? 2 : 1);
     return target != rank_ && r.count > 0 && bytes <= kAmMaxPayload && !direct_accumulate(p, r.type) &&
            !direct_words(p) && !eng_.caps.native(r.type) && !eng_.caps.native(OSCF_TYPE_UINT64);
+}
+
+bool oscf_win::implicit_on_node(const Peer &p, const oscf_rmw &r) const {
+    return direct_memory(p) && direct_accumulate(p, r.type) && direct_words(p) && direct_words(peers_[0]);
+}
+
+int oscf_win::implicit_direct(Guard &lk, Peer &p, int target, const oscf_rmw &r, bool nocheck) {
+    const size_t bytes = r.count * type_size(r.type);
+    if (r.count && ((!r.origin && (r.is_swap || r.op != OSCF_OP_NO_OP)) || (r.is_swap && !r.compare)))
+        return usage_error(OSCF_ERR_ARG, "read-modify-write without its operands");
+    uint64_t off;
+    int rc = target_offset(r.target_disp, p.disp_unit, 0, bytes, p.size, target, "read-modify-write", &off);
+    if (rc || r.count == 0) return rc;
+    if (!nocheck) {  // as lock(): earlier locks granted, the gate, then the target's word
+        if ((rc = await_earlier_lock(lk)) || (rc = enter_exclusive_gate(lk))) return rc;
+        if ((rc = acquire(lk, p, Hold::exclusive))) {
+            const int grc = leave_exclusive_gate();
+            return grc ? grc : rc;
+        }
+    }
+    char *at = p.node.mem() + off;
+    if (r.is_swap)
+        node_swap(r.swap, r.type, at, r.origin, r.compare, r.result, r.count, p.node.acc_lock());
+    else
+        node_accumulate(r.op, r.type, at, r.op == OSCF_OP_NO_OP ? nullptr : r.origin, r.result, r.count,
+                        p.node.acc_lock());
+    ++stats.direct_atomics;
+    stats.direct_bytes += bytes;
+    if (nocheck) return OSCF_OK;
+    rc = release(p, Hold::exclusive);
+    const int grc = leave_exclusive_gate();
+    return rc ? rc : grc;
 }
 
 int oscf_win::rmw_in_epoch(Guard &lk, int target, const oscf_rmw &r) {

@@ -165,7 +165,7 @@ int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
     using clock = std::chrono::steady_clock;
     const Claim &c = kClaims[static_cast<int>(hold)];
     auto backoff = std::chrono::microseconds(1);
-    const auto start = clock::now();
+    clock::time_point start;  // read at the first conflict: a free word costs no clock read
     for (bool waited = false;; waited = true) {
         uint64_t old = 0;
         int rc = c.cas ? lock_word_atomic(lk, p, c.offset, FI_CSWAP, c.add, 0, &old)
@@ -175,6 +175,7 @@ int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
             if (waited) count_lock_wait(start);
             return OSCF_OK;
         }
+        if (!waited) start = clock::now();
         if (!c.cas && (rc = lock_word_atomic(lk, p, c.offset, FI_SUM, uint64_t{0} - c.add, 0, &old)))
             return rc;
         // Back off while still serving our own incoming traffic: the holder may be

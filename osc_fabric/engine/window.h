@@ -354,6 +354,8 @@ private:
     std::unique_ptr<char[]> swap_sink_;  // old values nobody asked for (post_native_swap)
 
     // implicit_epoch.cpp
+    bool implicit_on_node(const Peer &p, const oscf_rmw &r) const;
+    int implicit_direct(Guard &lk, Peer &p, int target, const oscf_rmw &r, bool nocheck);
     bool implicit_in_one_message(const Peer &p, int target, const oscf_rmw &r) const;
     int implicit_message(Guard &lk, Peer &p, int target, const oscf_rmw &r, bool nocheck);
     int implicit_composed(Guard &lk, int target, const oscf_rmw &r, int assert_bits);
