@@ -9,7 +9,7 @@
 /* Predefined datatypes the ops distinguish; every other named type is RMW_OTHER. */
 static int lookup(MPI_Datatype dt, rmw_type *out)
 {
-    const struct {
+    static const struct {
         MPI_Datatype dt;
         rmw_kind kind;
     } table[] = {
@@ -39,6 +39,14 @@ static int lookup(MPI_Datatype dt, rmw_type *out)
 
 int rmw_type_of(MPI_Datatype dt, rmw_type *out)
 {
+    /* A program calls with one or two datatypes over and over: the last answer of this
+     * thread is kept (a predefined datatype's handle never changes meaning). */
+    static _Thread_local MPI_Datatype last_dt = MPI_DATATYPE_NULL;
+    static _Thread_local rmw_type last;
+    if (MPI_DATATYPE_NULL != dt && dt == last_dt) {
+        *out = last;
+        return MPI_SUCCESS;
+    }
     int ni, na, nd, combiner, size;
     if (MPI_DATATYPE_NULL == dt || MPI_SUCCESS != MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) ||
         MPI_COMBINER_NAMED != combiner)
@@ -46,6 +54,8 @@ int rmw_type_of(MPI_Datatype dt, rmw_type *out)
     MPI_Type_size(dt, &size);
     out->size = (size_t) size;
     if (!lookup(dt, out)) out->kind = RMW_OTHER;
+    last_dt = dt;
+    last = *out;
     return MPI_SUCCESS;
 }
 

@@ -121,9 +121,11 @@ int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compar
                                      void *result_addr, struct ompi_datatype_t *dt, int target,
                                      ptrdiff_t target_disp, struct ompi_win_t *win);
 
-/* Translations shared with _mpix.c: a datatype built from one predefined type to its
- * element type, a predefined reduction to the engine's (MPI_ERR_TYPE / MPI_ERR_OP). */
+/* Translations shared with _mpix.c: a datatype built from one predefined type (or a
+ * predefined one) to its element type, a predefined reduction to the engine's
+ * (MPI_ERR_TYPE / MPI_ERR_OP). */
 int ompi_osc_fabric_element_type(struct ompi_datatype_t *dt, oscf_type *out);
+int ompi_osc_fabric_map_type(const struct ompi_datatype_t *dt, oscf_type *out); /* predefined */
 int ompi_osc_fabric_map_op(const struct ompi_op_t *op, oscf_op *out);
 
 /* _active_target.c */

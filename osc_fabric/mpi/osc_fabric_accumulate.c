@@ -19,7 +19,7 @@
 
 /* Predefined MPI datatype (by Open MPI's id, which already folds aliases such as
  * MPI_LONG onto fixed-width types where it can) to the engine's element type. */
-static int map_type(const ompi_datatype_t *dt, oscf_type *out)
+int ompi_osc_fabric_map_type(const ompi_datatype_t *dt, oscf_type *out)
 {
     switch (dt->id) {
     case OMPI_DATATYPE_MPI_INT8_T: *out = OSCF_TYPE_INT8; return OMPI_SUCCESS;
@@ -105,7 +105,7 @@ int ompi_osc_fabric_element_type(ompi_datatype_t *dt, oscf_type *out)
         LOG("datatype %s is not built from a single predefined type", dt->name);
         return MPI_ERR_TYPE;
     }
-    return map_type(prim, out);
+    return ompi_osc_fabric_map_type(prim, out);
 }
 
 /* MPI_BYTE travels as an 8-bit unsigned integer, but the standard defines only the
@@ -196,7 +196,7 @@ static bool one_segment(acc_args *a, const void *origin_addr, int origin_count,
     if (target_count <= 0 || !ompi_datatype_is_predefined(target_dt) ||
         (origin && (origin_dt != target_dt || origin_count != target_count)) ||
         (result && (result_dt != target_dt || result_count != target_count)) ||
-        OMPI_SUCCESS != map_type(target_dt, &a->type) ||
+        OMPI_SUCCESS != ompi_osc_fabric_map_type(target_dt, &a->type) ||
         target_dt->super.lb != 0 || target_dt->super.ub != (ptrdiff_t) oscf_type_size(a->type))
         return false;
     a->segs[0] = (oscf_acc_segment){

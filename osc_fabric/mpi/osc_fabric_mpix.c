@@ -38,7 +38,8 @@ static int translate(const osc_fabric_mpix_call *c, oscf_rmw *r)
 {
     *r = (oscf_rmw){.is_swap = c->is_swap, .count = (size_t) c->count, .result = c->result,
                     .target_disp = c->target_disp};
-    int rc = ompi_osc_fabric_element_type(c->datatype, &r->type);
+    /* The library passes predefined datatypes only. */
+    int rc = ompi_osc_fabric_map_type(c->datatype, &r->type);
     if (MPI_SUCCESS != rc) return rc;
     if (!c->is_swap) {
         r->origin = c->operand;
