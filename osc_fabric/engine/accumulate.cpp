@@ -119,18 +119,25 @@ int oscf_win::post_am(Peer &p, const char *origin, char *result, size_t count, o
         size_t n = std::min(count - done, per_msg);
         AmHeader h = am_request(p, kAmAccumulate, type, op, result ? kAmFetch : 0,
                                 static_cast<uint32_t>(n), offset + done * size);
-        h.token = eng_.am->new_request(scope.context(), result ? result + done * size : nullptr,
-                                       result ? n * size : 0);
-        size_t bytes = op == OSCF_OP_NO_OP ? 0 : n * size;
-        scope.on_post();
-        int rc = eng_.am->send(p.addr, h, origin ? origin + done * size : nullptr, bytes);
-        if (rc) {
-            scope.context()->complete(rc, 0);  // no reply will come
-            return rc;
-        }
-        ++stats.am_requests;
+        const size_t bytes = op == OSCF_OP_NO_OP ? 0 : n * size;
+        int rc = send_request(p, h, scope, result ? result + done * size : nullptr, n * size,
+                              origin ? origin + done * size : nullptr, bytes);
+        if (rc) return rc;
         done += n;
     }
+    return OSCF_OK;
+}
+
+int oscf_win::send_request(Peer &p, AmHeader &h, OpScope &scope, char *result, size_t result_bytes,
+                           const void *p1, size_t n1, const void *p2, size_t n2) {
+    h.token = eng_.am->new_request(scope.context(), result, result ? result_bytes : 0);
+    scope.on_post();
+    int rc = eng_.am->send(p.addr, h, p1, n1, p2, n2);
+    if (rc) {
+        scope.context()->complete(rc, 0);  // no reply will come
+        return rc;
+    }
+    ++stats.am_requests;
     return OSCF_OK;
 }
 

@@ -113,15 +113,9 @@ int oscf_win::post_am_swap(Peer &p, const Swap &sw, uint64_t offset, OpScope &sc
         const size_t at = done * size;
         AmHeader h = am_request(p, kAmCompareSwap, sw.type, sw.swap, sw.result ? kAmFetch : 0,
                                 static_cast<uint32_t>(n), offset + at);
-        h.token = eng_.am->new_request(scope.context(), sw.result ? sw.result + at : nullptr,
-                                       sw.result ? n * size : 0);
-        scope.on_post();
-        int rc = eng_.am->send(p.addr, h, sw.value + at, n * size, sw.compare + at, n * size);
-        if (rc) {
-            scope.context()->complete(rc, 0);  // no reply will come
-            return rc;
-        }
-        ++stats.am_requests;
+        int rc = send_request(p, h, scope, sw.result ? sw.result + at : nullptr, n * size, sw.value + at,
+                              n * size, sw.compare + at, n * size);
+        if (rc) return rc;
         done += n;
     }
     return OSCF_OK;

@@ -342,6 +342,11 @@ private:
                     oscf_op op, const Where &w, oscf::OpScope &scope);
     int post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
                 oscf_op op, uint64_t offset, oscf::OpScope &scope);
+    // Sends request h (its token made here) for scope, the reply's data to result
+    // (nullptr: none); a failed send completes it with the error.
+    int send_request(Peer &p, oscf::AmHeader &h, oscf::OpScope &scope, char *result,
+                     size_t result_bytes, const void *p1, size_t n1, const void *p2 = nullptr,
+                     size_t n2 = 0);
     void apply_local(const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
                      char *target);
     // Target side: where an active message's bytes live, or nullptr when out of range.

@@ -7,25 +7,14 @@
 #include "two_ranks.h"
 
 namespace {
-// Every accumulate test runs over both providers and both paths (AUTO picks active
-// messages on every provider here, so NATIVE is what exercises the native path).
-struct Setup {
-    std::string provider;
-    oscf_acc_choice path;
-};
-Setup test_setup() {
-    std::string prov = test_provider();
-    oscf_acc_choice path = GENERATE(OSCF_ACC_NATIVE, OSCF_ACC_AM);
-    return {prov, path};
-}
-oscf_acc_path expected_path(const Setup &s) {
+oscf_acc_path expected_path(const AccSetup &s) {
     // shm's native atomics are never used (fabric.cpp); tcp has 64-bit integers natively.
     return s.path == OSCF_ACC_AM || s.provider == "shm" ? OSCF_PATH_AM : OSCF_PATH_NATIVE;
 }
 }  // namespace
 
 TEST_CASE("the path table: integers native on tcp, long double and pairs always emulated", "[accumulate][caps]") {
-    Setup s = test_setup();
+    AccSetup s = acc_test_setup();
     size_t sizes[2] = {64, 64};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_INT64) == expected_path(s));
@@ -44,7 +33,7 @@ TEST_CASE("auto sends accumulates as active messages where the provider's atomic
 }
 
 TEST_CASE("accumulate and get_accumulate add into the target and fetch the old values", "[accumulate]") {
-    Setup s = test_setup();
+    AccSetup s = acc_test_setup();
     size_t sizes[2] = {64, 64};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     std::memset(t.mem(1), 0, 64);
@@ -75,7 +64,7 @@ TEST_CASE("accumulate and get_accumulate add into the target and fetch the old v
 }
 
 TEST_CASE("types no provider has natively are emulated exactly", "[accumulate][am]") {
-    Setup s = test_setup();
+    AccSetup s = acc_test_setup();
     size_t sizes[2] = {256, 256};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     auto *ld = reinterpret_cast<long double *>(t.mem(1));
@@ -116,7 +105,7 @@ TEST_CASE("types no provider has natively are emulated exactly", "[accumulate][a
 }
 
 TEST_CASE("compare_and_swap swaps only on a match and returns the old value", "[accumulate][cas]") {
-    Setup s = test_setup();
+    AccSetup s = acc_test_setup();
     size_t sizes[2] = {64, 64};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 8, s.path);
     auto *m = reinterpret_cast<uint32_t *>(t.mem(1) + 16);
@@ -136,7 +125,7 @@ TEST_CASE("compare_and_swap swaps only on a match and returns the old value", "[
 }
 
 TEST_CASE("accumulate misuse gets the standard's error classes", "[accumulate][errors]") {
-    Setup s = test_setup();
+    AccSetup s = acc_test_setup();
     size_t sizes[2] = {64, 64};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     std::memset(t.mem(1), 0, 64);
@@ -154,7 +143,7 @@ TEST_CASE("accumulate misuse gets the standard's error classes", "[accumulate][e
 }
 
 TEST_CASE("default ordering: a read between two replaces sees the first; none lets them overlap", "[accumulate][ordering]") {
-    Setup s = test_setup();
+    AccSetup s = acc_test_setup();
     const unsigned ordering = GENERATE(unsigned{OSCF_ORDER_DEFAULT}, 0u);
     size_t sizes[2] = {64, 64};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path, ordering);

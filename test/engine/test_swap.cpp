@@ -6,20 +6,11 @@
 #include "two_ranks.h"
 
 namespace {
-struct Setup {
-    std::string provider;
-    oscf_acc_choice path;
-};
-Setup test_setup() {
-    std::string prov = test_provider();
-    oscf_acc_choice path = GENERATE(OSCF_ACC_NATIVE, OSCF_ACC_AM);
-    return {prov, path};
-}
 const int64_t kStart[4] = {10, 20, 30, 40};
 }  // namespace
 
 TEST_CASE("conditional swaps store where the comparison holds and fetch every old value", "[swap]") {
-    Setup s = test_setup();
+    AccSetup s = acc_test_setup();
     size_t sizes[2] = {64, 64};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     struct Row {
@@ -47,7 +38,7 @@ TEST_CASE("conditional swaps store where the comparison holds and fetch every ol
 }
 
 TEST_CASE("a one-shot epoch needs no epoch of its own and completes when it returns", "[swap][implicit]") {
-    Setup s = test_setup();
+    AccSetup s = acc_test_setup();
     size_t sizes[2] = {64, 64};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     const int nocheck = GENERATE(0, OSCF_MODE_NOCHECK);
@@ -84,7 +75,7 @@ TEST_CASE("a one-shot epoch needs no epoch of its own and completes when it retu
 }
 
 TEST_CASE("a one-shot epoch waits while another process holds the lock exclusively", "[swap][implicit]") {
-    Setup s = test_setup();
+    AccSetup s = acc_test_setup();
     size_t sizes[2] = {64, 64};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     const int target = GENERATE(0, 1);  // rank 0 also holds the gate of exclusive locks

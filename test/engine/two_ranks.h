@@ -74,3 +74,15 @@ struct TwoRanks {
 
 // The providers every engine test runs over.
 inline std::string test_provider() { return GENERATE(as<std::string>{}, "shm", "tcp"); }
+
+// Accumulate-family tests run over both providers and both paths (AUTO picks active
+// messages on every provider here, so NATIVE is what exercises the native path).
+struct AccSetup {
+    std::string provider;
+    oscf_acc_choice path;
+};
+inline AccSetup acc_test_setup() {
+    std::string prov = test_provider();
+    oscf_acc_choice path = GENERATE(OSCF_ACC_NATIVE, OSCF_ACC_AM);
+    return {prov, path};
+}
