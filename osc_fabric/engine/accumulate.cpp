@@ -194,14 +194,15 @@ int oscf_win::accumulate_segment(Guard &lk, int target, const oscf_acc_segment &
 int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
                               oscf_type type, oscf_op op, const Where &w, OpScope &scope) {
     Peer &p = peers_[static_cast<size_t>(target)];
-    const oscf_acc_path path = eng_.caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
-    if (direct_accumulate(p, type)) return direct_accumulate_apply(lk, p, origin, result, count, type, op, w);
+    const AccRoute route = acc_route(p, target, type);
+    if (route == AccRoute::direct) return direct_accumulate_apply(lk, p, origin, result, count, type, op, w);
     // Emulated updates to ourselves are applied here, under the same engine lock the
     // handler for remote origins holds: that is what makes them atomic with each other.
-    if (path == OSCF_PATH_AM && target == rank_) {
+    if (route == AccRoute::here) {
         apply_local(origin, result, count, type, op, w.local);
         return OSCF_OK;
     }
+    const oscf_acc_path path = route == AccRoute::native ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
     // Plain accumulates join the target's batch; anything else sends the batch first
     // so the target still sees program order.
     const bool batch = path == OSCF_PATH_AM && !result && op != OSCF_OP_NO_OP && !scope.has_request();

@@ -123,8 +123,7 @@ int oscf_win::read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t ad
     });
     if (rc) return rc;
     done.on_post();
-    rc = wait_idle(lk, done);
-    return rc ? rc : done.take_error();
+    return wait_done(lk, done);
 }
 
 int oscf_win::refresh_regions(Guard &lk, Peer &p) {

@@ -48,8 +48,7 @@ int oscf_win::flush(Guard &lk, int target) {
     // Direct operations (route.cpp) are complete already; the fence orders their stores
     // before whatever tells the target to look.
     if (p.node.linked()) std::atomic_thread_fence(std::memory_order_seq_cst);
-    rc = wait_idle(lk, p.ops);
-    return rc ? rc : p.ops.take_error();
+    return wait_done(lk, p.ops);
 }
 
 int oscf_win::sync(Guard &lk) {

@@ -47,19 +47,19 @@ int oscf_win::rmw_implicit(Guard &lk, int target, const oscf_rmw &r, int assert_
                            "a one-shot epoch on rank %d inside an access epoch to it", target);
     if ((rc = close_idle_fence("a one-shot epoch"))) return rc;
     const bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
-    if (implicit_on_node(p, r)) return implicit_direct(lk, p, target, r, nocheck);
+    if (implicit_on_node(p, target, r)) return implicit_direct(lk, p, target, r, nocheck);
     if (implicit_in_one_message(p, target, r)) return implicit_message(lk, p, target, r, nocheck);
     return implicit_composed(lk, target, r, assert_bits & OSCF_MODE_NOCHECK);
 }
 
 bool oscf_win::implicit_in_one_message(const Peer &p, int target, const oscf_rmw &r) const {
     const size_t bytes = r.count * type_size(r.type) * (r.is_swap ? 2 : 1);
-    return target != rank_ && r.count > 0 && bytes <= kAmMaxPayload && !direct_accumulate(p, r.type) &&
-           !direct_words(p) && !eng_.caps.native(r.type) && !eng_.caps.native(OSCF_TYPE_UINT64);
+    return r.count > 0 && bytes <= kAmMaxPayload && acc_route(p, target, r.type) == AccRoute::message &&
+           !direct_words(p) && !eng_.caps.native(OSCF_TYPE_UINT64);
 }
 
-bool oscf_win::implicit_on_node(const Peer &p, const oscf_rmw &r) const {
-    return direct_memory(p) && direct_accumulate(p, r.type) && direct_words(p) && direct_words(peers_[0]);
+bool oscf_win::implicit_on_node(const Peer &p, int target, const oscf_rmw &r) const {
+    return acc_route(p, target, r.type) == AccRoute::direct && direct_words(p) && direct_words(peers_[0]);
 }
 
 int oscf_win::implicit_direct(Guard &lk, Peer &p, int target, const oscf_rmw &r, bool nocheck) {
@@ -141,8 +141,8 @@ int oscf_win::implicit_message(Guard &lk, Peer &p, int target, const oscf_rmw &r
     // A failed send fails the request: the wait below then returns at once.
     rc = eng_.am->send(p.addr, h, r.origin, operand_bytes, r.is_swap ? r.compare : nullptr,
                        r.is_swap ? bytes : 0);
-    const int wrc = wait_idle(lk, done);
-    if (!rc) rc = wrc ? wrc : done.take_error();
+    const int wrc = wait_done(lk, done);
+    if (!rc) rc = wrc;
     if (gate_entered) {
         const int grc = leave_exclusive_gate();
         if (!rc) rc = grc;

@@ -111,8 +111,7 @@ int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint
     });
     if (rc) return rc;
     done.on_post();
-    rc = wait_idle(lk, done);
-    return rc ? rc : done.take_error();
+    return wait_done(lk, done);
 }
 
 // The same update as an active message that the target's engine applies under its lock
@@ -133,8 +132,7 @@ int oscf_win::lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t
     int rc = eng_.am->send(p.addr, h, &operand, sizeof operand, cas ? &compare : nullptr,
                            cas ? sizeof compare : 0);
     if (rc) return rc;
-    rc = wait_idle(lk, done);
-    return rc ? rc : done.take_error();
+    return wait_done(lk, done);
 }
 
 uint64_t *oscf_win::own_word(uint64_t offset) {

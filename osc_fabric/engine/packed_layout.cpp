@@ -190,8 +190,8 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
 }
 
 bool oscf_win::engine_applies(int target, oscf_type type) const {
-    return target >= 0 && target < size_ && target != rank_ && !direct_accumulate(peers_[static_cast<size_t>(target)], type) &&
-           !eng_.caps.native(type);
+    return target >= 0 && target < size_ &&
+           acc_route(peers_[static_cast<size_t>(target)], target, type) == AccRoute::message;
 }
 
 // Checks every byte against the target's window and finds what turns the runs' offsets

@@ -37,8 +37,7 @@ int oscf_win::write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value) {
     });
     if (rc) return rc;
     done.on_post();
-    rc = wait_idle(lk, done);
-    return rc ? rc : done.take_error();
+    return wait_done(lk, done);
 }
 
 int oscf_win::start(Guard &lk, const int *group, int n, int assert_bits) {

@@ -32,6 +32,12 @@ bool oscf_win::direct_words(const Peer &p) const {
     return p.node.linked() && !eng_.caps.native(OSCF_TYPE_UINT64);
 }
 
+oscf_win::AccRoute oscf_win::acc_route(const Peer &p, int target, oscf_type t) const {
+    if (direct_accumulate(p, t)) return AccRoute::direct;
+    if (eng_.caps.native(t)) return AccRoute::native;
+    return target == rank_ ? AccRoute::here : AccRoute::message;
+}
+
 // The checks every put or get makes once: the epoch allows it, and a lock request that
 // travelled as a message (lock.cpp) is granted.
 int oscf_win::direct_begin(Guard &lk, int target, const char *what) {

@@ -66,13 +66,14 @@ int oscf_win::swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t 
 
 int oscf_win::post_swap(Guard &lk, int target, const Swap &sw, const Where &w, OpScope &scope) {
     Peer &p = peers_[static_cast<size_t>(target)];
-    if (direct_accumulate(p, sw.type)) return direct_swap(lk, p, sw, w);
-    const oscf_acc_path path = eng_.caps.native(sw.type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
-    if (path == OSCF_PATH_AM && target == rank_) {
+    const AccRoute route = acc_route(p, target, sw.type);  // as the type's accumulates
+    if (route == AccRoute::direct) return direct_swap(lk, p, sw, w);
+    if (route == AccRoute::here) {
         swap_here(sw.swap, sw.type, w.local, sw.value, sw.compare, sw.result, sw.count);
         ++stats.am_local;
         return OSCF_OK;
     }
+    const oscf_acc_path path = route == AccRoute::native ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
     int rc = path == OSCF_PATH_AM ? send_batch(p) : OSCF_OK;  // program order at the target
     if (rc || (rc = order_accumulate(lk, p, path))) return rc;
     if (path == OSCF_PATH_AM) return post_am_swap(p, sw, w.am_offset, scope);

@@ -225,6 +225,11 @@ private:
                 Where *w);
 
     // route.cpp: the direct road to peers in our node segment, and when it serves.
+    // The road of an accumulate or swap of type t to p: CPU atomics on our node
+    // (direct), the provider's atomics (native), or applied by an engine under its
+    // lock, ours (here) or the target's through an active message (message).
+    enum class AccRoute { direct, native, here, message };
+    AccRoute acc_route(const Peer &p, int target, oscf_type t) const;
     bool direct_memory(const Peer &p) const;
     bool direct_accumulate(const Peer &p, oscf_type t) const;
     bool direct_words(const Peer &p) const;
@@ -359,7 +364,7 @@ private:
     std::unique_ptr<char[]> swap_sink_;  // old values nobody asked for (post_native_swap)
 
     // implicit_epoch.cpp
-    bool implicit_on_node(const Peer &p, const oscf_rmw &r) const;
+    bool implicit_on_node(const Peer &p, int target, const oscf_rmw &r) const;
     int implicit_direct(Guard &lk, Peer &p, int target, const oscf_rmw &r, bool nocheck);
     bool implicit_in_one_message(const Peer &p, int target, const oscf_rmw &r) const;
     int implicit_message(Guard &lk, Peer &p, int target, const oscf_rmw &r, bool nocheck);
@@ -380,6 +385,12 @@ private:
 
     // flush.cpp
     int wait_idle(Guard &lk, oscf::OpCounter &c);
+    // wait_idle, then the first failure of what c counted (a flush's target counter, the
+    // one-operation counters of lock words, PSCW notifications and region-table reads).
+    int wait_done(Guard &lk, oscf::OpCounter &c) {
+        const int rc = wait_idle(lk, c);
+        return rc ? rc : c.take_error();
+    }
     // The first failure of anything this origin issued, reported once: the targets'
     // counters forget what it covers.
     int take_window_error();
