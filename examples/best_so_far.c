@@ -47,8 +47,8 @@ int main(int argc, char **argv)
     /* the global best: one double at rank 0, +inf until someone finds anything */
     double *best;
     MPI_Win win;
-    MPI_Win_allocate(rank == 0 ? sizeof(double) : 0, sizeof(double), MPI_INFO_NULL,
-                     MPI_COMM_WORLD, &best, &win);
+    MPI_Win_allocate(rank == 0 ? sizeof(double) : 0, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &best,
+                     &win);
     if (rank == 0) {
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
         *best = INFINITY;
@@ -62,11 +62,10 @@ int main(int argc, char **argv)
     for (long i = 0; i < n; i++) {
         double c = cost(rank, i);
         mine = c < mine ? c : mine;
-        if (c >= known)
-            continue; /* pruned: cannot improve the global best */
+        if (c >= known) continue; /* pruned: cannot improve the global best */
         double old;
-        MPIX_Rmw2(&c, 1, MPI_DOUBLE, &c, &old, 0, 0, MPIX_MODE_PASSIVE_EPOCH_IMPLICIT,
-                  MPIX_RMW2_COMP_SWAP_LT, win);
+        MPIX_Rmw2(&c, 1, MPI_DOUBLE, &c, &old, 0, 0, MPIX_MODE_PASSIVE_EPOCH_IMPLICIT, MPIX_RMW2_COMP_SWAP_LT,
+                  win);
         offers++;
         /* c was stored if it beat old; either way the global best is now <= both */
         known = c < old ? c : old;
@@ -86,9 +85,10 @@ int main(int argc, char **argv)
     MPIX_Rmw_native(win, &native);
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("best_so_far on %d ranks (%s): best %.4f of %ld candidates, %ld offered, "
-               "expected %.4f: %s\n", size, native ? "native" : "fallback", global,
-               n * size, all_offers, expect, ok ? "ok" : "WRONG");
+        printf(
+            "best_so_far on %d ranks (%s): best %.4f of %ld candidates, %ld offered, "
+            "expected %.4f: %s\n",
+            size, native ? "native" : "fallback", global, n * size, all_offers, expect, ok ? "ok" : "WRONG");
     MPI_Win_free(&win);
     MPI_Finalize();
     return ok ? 0 : 1;

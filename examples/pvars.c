@@ -62,7 +62,8 @@ int main(int argc, char **argv)
             continue;
         if (strncmp(names[found], "osc_fabric_", 11) != 0 || type != MPI_UNSIGNED_LONG_LONG) continue;
         int count;
-        if (MPI_SUCCESS != MPI_T_pvar_handle_alloc(session, i, NULL, &handle[found], &count) || count != 1) continue;
+        if (MPI_SUCCESS != MPI_T_pvar_handle_alloc(session, i, NULL, &handle[found], &count) || count != 1)
+            continue;
         level[found++] = var_class == MPI_T_PVAR_CLASS_LEVEL;
     }
     for (int v = 0; v < found; v++) check(MPI_T_pvar_read(session, handle[v], &before[v]), "MPI_T_pvar_read");
@@ -83,8 +84,10 @@ int main(int argc, char **argv)
 
     for (int v = 0; v < found; v++) check(MPI_T_pvar_read(session, handle[v], &after[v]), "MPI_T_pvar_read");
     if (rank == 0) {
-        printf("# %ld lock epochs of put + get + accumulate + fetch_and_op to rank %d; change of each\n"
-               "# osc/fabric MPI_T counter on rank 0, the value of each level (%d found)\n", iters, target, found);
+        printf(
+            "# %ld lock epochs of put + get + accumulate + fetch_and_op to rank %d; change of each\n"
+            "# osc/fabric MPI_T counter on rank 0, the value of each level (%d found)\n",
+            iters, target, found);
         for (int v = 0; v < found; v++)
             printf("%-36s %12llu  %s\n", names[v], level[v] ? after[v] : after[v] - before[v], descs[v]);
     }

@@ -31,7 +31,7 @@ int main(int argc, char **argv)
     MPI_Win_flush_all(win);
     MPI_Win_unlock_all(win);
     for (int r = 0; r < size; r++) sum += vals[r];
-    ok = ok && sum == (long) size * (size - 1) / 2;
+    ok = ok && sum == (long)size * (size - 1) / 2;
 
     int all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);

@@ -43,8 +43,7 @@ static MPI_Win sfp_create(MPI_Comm comm)
     int64_t *ptr;
     MPI_Win win;
     MPI_Comm_rank(comm, &rank);
-    MPI_Win_allocate(rank == 0 ? sizeof(int64_t) : 0, sizeof(int64_t), MPI_INFO_NULL, comm,
-                     &ptr, &win);
+    MPI_Win_allocate(rank == 0 ? sizeof(int64_t) : 0, sizeof(int64_t), MPI_INFO_NULL, comm, &ptr, &win);
     if (rank == 0) {
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
         *ptr = 0;
@@ -58,8 +57,7 @@ static MPI_Win sfp_create(MPI_Comm comm)
 static int64_t sfp_claim(MPI_Win win, int64_t len)
 {
     int64_t off;
-    MPIX_Rmw(&len, 1, MPI_INT64_T, &off, 0, 0, MPIX_MODE_PASSIVE_EPOCH_IMPLICIT,
-             MPIX_RMW_SUM, win);
+    MPIX_Rmw(&len, 1, MPI_INT64_T, &off, 0, 0, MPIX_MODE_PASSIVE_EPOCH_IMPLICIT, MPIX_RMW_SUM, win);
     return off;
 }
 
@@ -82,18 +80,15 @@ static void write_shared(MPI_Win win, int fd, const unsigned char *buf, int64_t 
 }
 
 /* As MPI_File_write_ordered: collective, rank 0's data first, then rank 1's, ... */
-static void write_ordered(MPI_Win win, MPI_Comm comm, int fd, const unsigned char *buf,
-                          int64_t len)
+static void write_ordered(MPI_Win win, MPI_Comm comm, int fd, const unsigned char *buf, int64_t len)
 {
     int rank;
     int64_t before = 0, total = 0, base = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Exscan(&len, &before, 1, MPI_INT64_T, MPI_SUM, comm);
-    if (rank == 0)
-        before = 0; /* MPI_Exscan leaves rank 0's undefined */
+    if (rank == 0) before = 0; /* MPI_Exscan leaves rank 0's undefined */
     MPI_Reduce(&len, &total, 1, MPI_INT64_T, MPI_SUM, 0, comm);
-    if (rank == 0)
-        base = sfp_claim(win, total); /* one move for the whole group */
+    if (rank == 0) base = sfp_claim(win, total); /* one move for the whole group */
     MPI_Bcast(&base, 1, MPI_INT64_T, 0, comm);
     pwrite_all(fd, buf, len, base + before);
 }
@@ -102,7 +97,9 @@ static void write_ordered(MPI_Win win, MPI_Comm comm, int fd, const unsigned cha
 
 enum { EARLY = 6, LATE = 6, NSEQ = EARLY + LATE, ORDERED = 0xffff, MAX_PAYLOAD = 300 };
 
-struct header { uint32_t rank, seq, len; };
+struct header {
+    uint32_t rank, seq, len;
+};
 
 static uint32_t payload_len(uint32_t rank, uint32_t seq)
 {
@@ -116,10 +113,9 @@ static unsigned char payload_byte(uint32_t rank, uint32_t seq, uint32_t j)
 
 static int64_t make_record(unsigned char *buf, uint32_t rank, uint32_t seq)
 {
-    struct header h = { rank, seq, payload_len(rank, seq) };
+    struct header h = {rank, seq, payload_len(rank, seq)};
     memcpy(buf, &h, sizeof h);
-    for (uint32_t j = 0; j < h.len; j++)
-        buf[sizeof h + j] = payload_byte(rank, seq, j);
+    for (uint32_t j = 0; j < h.len; j++) buf[sizeof h + j] = payload_byte(rank, seq, j);
     return (int64_t)(sizeof h + h.len);
 }
 
@@ -132,18 +128,15 @@ static bool bad(int64_t off, const char *what)
 }
 
 /* One record at p (avail bytes left): intact? Its size in *len. */
-static bool record_ok(const unsigned char *p, int64_t avail, int nranks, struct header *h,
-                      int64_t *len)
+static bool record_ok(const unsigned char *p, int64_t avail, int nranks, struct header *h, int64_t *len)
 {
-    if (avail < (int64_t)sizeof *h)
-        return false;
+    if (avail < (int64_t)sizeof *h) return false;
     memcpy(h, p, sizeof *h);
     if (h->rank >= (uint32_t)nranks || (h->seq >= NSEQ && h->seq != ORDERED) ||
         h->len != payload_len(h->rank, h->seq) || avail < (int64_t)(sizeof *h + h->len))
         return false;
     for (uint32_t j = 0; j < h->len; j++)
-        if (p[sizeof *h + j] != payload_byte(h->rank, h->seq, j))
-            return false;
+        if (p[sizeof *h + j] != payload_byte(h->rank, h->seq, j)) return false;
     *len = (int64_t)(sizeof *h + h->len);
     return true;
 }
@@ -163,8 +156,7 @@ static bool check_file(const unsigned char *data, int64_t size, int nranks)
             section = section == 0 ? 1 : section;
             if (section != 1 || (int)h.rank != next)
                 ok = bad(off, "ordered section out of rank order or not contiguous");
-            if (++next == nranks)
-                section = 2;
+            if (++next == nranks) section = 2;
         } else if (section != (h.seq < EARLY ? 0 : 2)) {
             ok = bad(off, "a write_shared record on the wrong side of the ordered section");
         } else if (seen[h.rank * NSEQ + h.seq]++) {
@@ -172,10 +164,8 @@ static bool check_file(const unsigned char *data, int64_t size, int nranks)
         }
     }
     for (int i = 0; ok && i < nranks * NSEQ; i++)
-        if (!seen[i])
-            ok = bad(size, "a write_shared record is missing");
-    if (ok && section != 2)
-        ok = bad(size, "the ordered section is missing or incomplete");
+        if (!seen[i]) ok = bad(size, "a write_shared record is missing");
+    if (ok && section != 2) ok = bad(size, "the ordered section is missing or incomplete");
     free(seen);
     return ok;
 }
@@ -191,12 +181,11 @@ static bool verify(const char *path, int nranks, int64_t pointer)
     FILE *f = fopen(path, "rb");
     unsigned char *data = malloc((size_t)want + 1);
     int64_t size = f ? (int64_t)fread(data, 1, (size_t)want + 1, f) : -1;
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     bool ok = size == want && pointer == size && check_file(data, size, nranks);
     if (size != want || pointer != size)
-        printf("shared_file_pointer: file size %lld, shared pointer %lld, expected %lld\n",
-               (long long)size, (long long)pointer, (long long)want);
+        printf("shared_file_pointer: file size %lld, shared pointer %lld, expected %lld\n", (long long)size,
+               (long long)pointer, (long long)want);
     free(data);
     return ok;
 }
@@ -216,8 +205,7 @@ static int open_file(int rank, int argc, char **argv, char *path, size_t len)
         }
     }
     MPI_Bcast(path, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank != 0 && path[0])
-        fd = open(path, O_WRONLY);
+    if (rank != 0 && path[0]) fd = open(path, O_WRONLY);
     return fd;
 }
 
@@ -231,24 +219,20 @@ int main(int argc, char **argv)
     int fd = open_file(rank, argc, argv, path, sizeof path);
     opened = fd >= 0;
     MPI_Allreduce(&opened, &all_opened, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (!all_opened)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    if (!all_opened) MPI_Abort(MPI_COMM_WORLD, 1);
 
     MPI_Win win = sfp_create(MPI_COMM_WORLD);
     unsigned char rec[sizeof(struct header) + MAX_PAYLOAD];
-    for (uint32_t s = 0; s < EARLY; s++)
-        write_shared(win, fd, rec, make_record(rec, (uint32_t)rank, s));
+    for (uint32_t s = 0; s < EARLY; s++) write_shared(win, fd, rec, make_record(rec, (uint32_t)rank, s));
     write_ordered(win, MPI_COMM_WORLD, fd, rec, make_record(rec, (uint32_t)rank, ORDERED));
-    for (uint32_t s = EARLY; s < NSEQ; s++)
-        write_shared(win, fd, rec, make_record(rec, (uint32_t)rank, s));
+    for (uint32_t s = EARLY; s < NSEQ; s++) write_shared(win, fd, rec, make_record(rec, (uint32_t)rank, s));
     close(fd); /* before the reader opens: what a shared file system needs */
     MPI_Barrier(MPI_COMM_WORLD);
 
     int ok = 1;
     if (rank == 0) {
         ok = verify(path, nranks, sfp_claim(win, 0)); /* adding 0 reads the pointer */
-        if (argc < 2)
-            unlink(path);
+        if (argc < 2) unlink(path);
         printf("shared_file_pointer on %d ranks: %s\n", nranks, ok ? "ok" : "WRONG");
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);

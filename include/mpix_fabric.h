@@ -80,18 +80,16 @@ typedef enum MPIX_Rmw2_op {
 /* An assert bit beside MPI_MODE_NOCHECK; chosen clear of every MPI_MODE_* value. */
 #define MPIX_MODE_PASSIVE_EPOCH_IMPLICIT 0x10000
 
-int MPIX_Rmw(const void *operand_addr, int count, MPI_Datatype datatype, void *result_addr,
-             int target_rank, MPI_Aint target_disp, int assert, MPIX_Rmw_op op, MPI_Win win);
-int MPIX_Rmw2(const void *operand_addr, int count, MPI_Datatype datatype,
-              const void *operand2_addr, void *result_addr, int target_rank,
-              MPI_Aint target_disp, int assert, MPIX_Rmw2_op op, MPI_Win win);
-int MPIX_Rrmw(const void *operand_addr, int count, MPI_Datatype datatype, void *result_addr,
-              int target_rank, MPI_Aint target_disp, int assert, MPIX_Rmw_op op, MPI_Win win,
-              MPI_Request *request);
-int MPIX_Rrmw2(const void *operand_addr, int count, MPI_Datatype datatype,
-               const void *operand2_addr, void *result_addr, int target_rank,
-               MPI_Aint target_disp, int assert, MPIX_Rmw2_op op, MPI_Win win,
-               MPI_Request *request);
+int MPIX_Rmw(const void *operand_addr, int count, MPI_Datatype datatype, void *result_addr, int target_rank,
+             MPI_Aint target_disp, int assert, MPIX_Rmw_op op, MPI_Win win);
+int MPIX_Rmw2(const void *operand_addr, int count, MPI_Datatype datatype, const void *operand2_addr,
+              void *result_addr, int target_rank, MPI_Aint target_disp, int assert, MPIX_Rmw2_op op,
+              MPI_Win win);
+int MPIX_Rrmw(const void *operand_addr, int count, MPI_Datatype datatype, void *result_addr, int target_rank,
+              MPI_Aint target_disp, int assert, MPIX_Rmw_op op, MPI_Win win, MPI_Request *request);
+int MPIX_Rrmw2(const void *operand_addr, int count, MPI_Datatype datatype, const void *operand2_addr,
+               void *result_addr, int target_rank, MPI_Aint target_disp, int assert, MPIX_Rmw2_op op,
+               MPI_Win win, MPI_Request *request);
 
 /* *flag = 1 when win is served by osc/fabric (the calls go through its engine), 0 when
  * they fall back to standard MPI. */

@@ -54,7 +54,7 @@ static int fail(MPI_Win win, int rc)
  * before the call returns). */
 static int query_done(void *extra, MPI_Status *status)
 {
-    (void) extra;
+    (void)extra;
     MPI_Status_set_elements(status, MPI_BYTE, 0);
     MPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_UNDEFINED;
@@ -63,13 +63,13 @@ static int query_done(void *extra, MPI_Status *status)
 }
 static int free_done(void *extra)
 {
-    (void) extra;
+    (void)extra;
     return MPI_SUCCESS;
 }
 static int cancel_done(void *extra, int complete)
 {
-    (void) extra;
-    (void) complete;
+    (void)extra;
+    (void)complete;
     return MPI_SUCCESS;
 }
 static int completed_request(MPI_Request *request)
@@ -80,8 +80,8 @@ static int completed_request(MPI_Request *request)
 
 /* The checks of every call, in the order of the error classes MPI_Get_accumulate's
  * checks would give. */
-static int check(int count, MPI_Datatype dt, int (*op_check)(int, const rmw_type *), int op,
-                 int assert_bits, rmw_type *t)
+static int check(int count, MPI_Datatype dt, int (*op_check)(int, const rmw_type *), int op, int assert_bits,
+                 rmw_type *t)
 {
     if (count < 0) return MPI_ERR_COUNT;
     int rc = rmw_type_of(dt, t);
@@ -101,8 +101,10 @@ static int rmw_standard(const void *operand, int count, MPI_Datatype dt, void *r
                         MPI_Aint disp, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     if (result && request)
-        return MPI_Rget_accumulate(operand, count, dt, result, count, dt, target, disp, count, dt, op, win, request);
-    if (result) return MPI_Get_accumulate(operand, count, dt, result, count, dt, target, disp, count, dt, op, win);
+        return MPI_Rget_accumulate(operand, count, dt, result, count, dt, target, disp, count, dt, op, win,
+                                   request);
+    if (result)
+        return MPI_Get_accumulate(operand, count, dt, result, count, dt, target, disp, count, dt, op, win);
     if (request) return MPI_Raccumulate(operand, count, dt, target, disp, count, dt, op, win, request);
     return MPI_Accumulate(operand, count, dt, target, disp, count, dt, op, win);
 }
@@ -124,9 +126,15 @@ static int rmw(const void *operand, int count, MPI_Datatype dt, void *result, in
         /* The MPI call reports its own errors through the window's handler. */
         rc = rmw_standard(operand, count, dt, result, target, disp, mop, win, request);
     } else if (e) {
-        const osc_fabric_mpix_call c = {.op = mop, .operand = operand, .result = result, .count = count,
-                                        .datatype = dt, .target = target, .target_disp = disp,
-                                        .implicit_epoch = 1, .nocheck = (assert_bits & MPI_MODE_NOCHECK) != 0};
+        const osc_fabric_mpix_call c = {.op = mop,
+                                        .operand = operand,
+                                        .result = result,
+                                        .count = count,
+                                        .datatype = dt,
+                                        .target = target,
+                                        .target_disp = disp,
+                                        .implicit_epoch = 1,
+                                        .nocheck = (assert_bits & MPI_MODE_NOCHECK) != 0};
         rc = fail(win, e->rmw(win, &c, NULL));
     } else if (MPI_SUCCESS == (rc = implicit_lock(target, assert_bits, win))) {
         rc = rmw_standard(operand, count, dt, result, target, disp, mop, win, NULL);
@@ -139,7 +147,8 @@ static int rmw(const void *operand, int count, MPI_Datatype dt, void *result, in
 }
 
 static int rmw2(const void *operand, int count, MPI_Datatype dt, const void *operand2, void *result,
-                int target, MPI_Aint disp, int assert_bits, MPIX_Rmw2_op op, MPI_Win win, MPI_Request *request)
+                int target, MPI_Aint disp, int assert_bits, MPIX_Rmw2_op op, MPI_Win win,
+                MPI_Request *request)
 {
     if (MPI_WIN_NULL == win) return MPI_ERR_WIN;
     rmw_type t;
@@ -150,9 +159,16 @@ static int rmw2(const void *operand, int count, MPI_Datatype dt, const void *ope
     const int implicit = (assert_bits & MPIX_MODE_PASSIVE_EPOCH_IMPLICIT) != 0;
     const osc_fabric_mpix_entry *e = native(win);
     if (e) {
-        const osc_fabric_mpix_call c = {.is_swap = 1, .swap_op = op, .operand = operand, .operand2 = operand2,
-                                        .result = result, .count = count, .datatype = dt, .target = target,
-                                        .target_disp = disp, .implicit_epoch = implicit,
+        const osc_fabric_mpix_call c = {.is_swap = 1,
+                                        .swap_op = op,
+                                        .operand = operand,
+                                        .operand2 = operand2,
+                                        .result = result,
+                                        .count = count,
+                                        .datatype = dt,
+                                        .target = target,
+                                        .target_disp = disp,
+                                        .implicit_epoch = implicit,
                                         .nocheck = (assert_bits & MPI_MODE_NOCHECK) != 0};
         rc = fail(win, e->rmw(win, &c, implicit ? NULL : request));
         if (MPI_SUCCESS == rc && request && implicit) rc = completed_request(request);
@@ -179,21 +195,23 @@ int MPIX_Rrmw(const void *operand_addr, int count, MPI_Datatype datatype, void *
               MPI_Aint target_disp, int assert, MPIX_Rmw_op op, MPI_Win win, MPI_Request *request)
 {
     if (!request) return MPI_ERR_REQUEST;
-    return rmw(operand_addr, count, datatype, result_addr, target_rank, target_disp, assert, op, win, request);
+    return rmw(operand_addr, count, datatype, result_addr, target_rank, target_disp, assert, op, win,
+               request);
 }
 
 int MPIX_Rmw2(const void *operand_addr, int count, MPI_Datatype datatype, const void *operand2_addr,
-              void *result_addr, int target_rank, MPI_Aint target_disp, int assert, MPIX_Rmw2_op op, MPI_Win win)
+              void *result_addr, int target_rank, MPI_Aint target_disp, int assert, MPIX_Rmw2_op op,
+              MPI_Win win)
 {
-    return rmw2(operand_addr, count, datatype, operand2_addr, result_addr, target_rank, target_disp, assert, op,
-                win, NULL);
+    return rmw2(operand_addr, count, datatype, operand2_addr, result_addr, target_rank, target_disp, assert,
+                op, win, NULL);
 }
 
 int MPIX_Rrmw2(const void *operand_addr, int count, MPI_Datatype datatype, const void *operand2_addr,
-               void *result_addr, int target_rank, MPI_Aint target_disp, int assert, MPIX_Rmw2_op op, MPI_Win win,
-               MPI_Request *request)
+               void *result_addr, int target_rank, MPI_Aint target_disp, int assert, MPIX_Rmw2_op op,
+               MPI_Win win, MPI_Request *request)
 {
     if (!request) return MPI_ERR_REQUEST;
-    return rmw2(operand_addr, count, datatype, operand2_addr, result_addr, target_rank, target_disp, assert, op,
-                win, request);
+    return rmw2(operand_addr, count, datatype, operand2_addr, result_addr, target_rank, target_disp, assert,
+                op, win, request);
 }

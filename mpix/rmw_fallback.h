@@ -14,7 +14,7 @@
 
 #include "rmw_types.h"
 
-int rmw2_fallback(MPIX_Rmw2_op op, const rmw_type *t, const void *compare, const void *value,
-                  void *result, int count, int target, MPI_Aint target_disp, MPI_Win win);
+int rmw2_fallback(MPIX_Rmw2_op op, const rmw_type *t, const void *compare, const void *value, void *result,
+                  int count, int target, MPI_Aint target_disp, MPI_Win win);
 
 #endif

@@ -13,20 +13,34 @@ static int lookup(MPI_Datatype dt, rmw_type *out)
         MPI_Datatype dt;
         rmw_kind kind;
     } table[] = {
-        {MPI_SIGNED_CHAR, RMW_SIGNED},      {MPI_SHORT, RMW_SIGNED},
-        {MPI_INT, RMW_SIGNED},              {MPI_LONG, RMW_SIGNED},
-        {MPI_LONG_LONG, RMW_SIGNED},        {MPI_INT8_T, RMW_SIGNED},
-        {MPI_INT16_T, RMW_SIGNED},          {MPI_INT32_T, RMW_SIGNED},
-        {MPI_INT64_T, RMW_SIGNED},          {MPI_AINT, RMW_SIGNED},
-        {MPI_OFFSET, RMW_SIGNED},           {MPI_COUNT, RMW_SIGNED},
-        {MPI_UNSIGNED_CHAR, RMW_UNSIGNED},  {MPI_UNSIGNED_SHORT, RMW_UNSIGNED},
-        {MPI_UNSIGNED, RMW_UNSIGNED},       {MPI_UNSIGNED_LONG, RMW_UNSIGNED},
-        {MPI_UNSIGNED_LONG_LONG, RMW_UNSIGNED}, {MPI_UINT8_T, RMW_UNSIGNED},
-        {MPI_UINT16_T, RMW_UNSIGNED},       {MPI_UINT32_T, RMW_UNSIGNED},
-        {MPI_UINT64_T, RMW_UNSIGNED},       {MPI_FLOAT, RMW_FLOATING},
-        {MPI_DOUBLE, RMW_FLOATING},         {MPI_LONG_DOUBLE, RMW_LONG_DOUBLE},
-        {MPI_C_FLOAT_COMPLEX, RMW_COMPLEX}, {MPI_C_DOUBLE_COMPLEX, RMW_COMPLEX},
-        {MPI_C_LONG_DOUBLE_COMPLEX, RMW_COMPLEX}, {MPI_C_BOOL, RMW_LOGICAL},
+        {MPI_SIGNED_CHAR, RMW_SIGNED},
+        {MPI_SHORT, RMW_SIGNED},
+        {MPI_INT, RMW_SIGNED},
+        {MPI_LONG, RMW_SIGNED},
+        {MPI_LONG_LONG, RMW_SIGNED},
+        {MPI_INT8_T, RMW_SIGNED},
+        {MPI_INT16_T, RMW_SIGNED},
+        {MPI_INT32_T, RMW_SIGNED},
+        {MPI_INT64_T, RMW_SIGNED},
+        {MPI_AINT, RMW_SIGNED},
+        {MPI_OFFSET, RMW_SIGNED},
+        {MPI_COUNT, RMW_SIGNED},
+        {MPI_UNSIGNED_CHAR, RMW_UNSIGNED},
+        {MPI_UNSIGNED_SHORT, RMW_UNSIGNED},
+        {MPI_UNSIGNED, RMW_UNSIGNED},
+        {MPI_UNSIGNED_LONG, RMW_UNSIGNED},
+        {MPI_UNSIGNED_LONG_LONG, RMW_UNSIGNED},
+        {MPI_UINT8_T, RMW_UNSIGNED},
+        {MPI_UINT16_T, RMW_UNSIGNED},
+        {MPI_UINT32_T, RMW_UNSIGNED},
+        {MPI_UINT64_T, RMW_UNSIGNED},
+        {MPI_FLOAT, RMW_FLOATING},
+        {MPI_DOUBLE, RMW_FLOATING},
+        {MPI_LONG_DOUBLE, RMW_LONG_DOUBLE},
+        {MPI_C_FLOAT_COMPLEX, RMW_COMPLEX},
+        {MPI_C_DOUBLE_COMPLEX, RMW_COMPLEX},
+        {MPI_C_LONG_DOUBLE_COMPLEX, RMW_COMPLEX},
+        {MPI_C_BOOL, RMW_LOGICAL},
         {MPI_BYTE, RMW_BYTE},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
@@ -52,14 +66,17 @@ int rmw_type_of(MPI_Datatype dt, rmw_type *out)
         MPI_COMBINER_NAMED != combiner)
         return MPI_ERR_TYPE;
     MPI_Type_size(dt, &size);
-    out->size = (size_t) size;
+    out->size = (size_t)size;
     if (!lookup(dt, out)) out->kind = RMW_OTHER;
     last_dt = dt;
     last = *out;
     return MPI_SUCCESS;
 }
 
-static bool is_integer(const rmw_type *t) { return RMW_SIGNED == t->kind || RMW_UNSIGNED == t->kind; }
+static bool is_integer(const rmw_type *t)
+{
+    return RMW_SIGNED == t->kind || RMW_UNSIGNED == t->kind;
+}
 
 int rmw_op_check(int op, const rmw_type *t)
 {
@@ -69,7 +86,8 @@ int rmw_op_check(int op, const rmw_type *t)
     case MPIX_RMW_SUM:
     case MPIX_RMW_PROD:
         return integer || RMW_FLOATING == t->kind || RMW_LONG_DOUBLE == t->kind || RMW_COMPLEX == t->kind
-                   ? MPI_SUCCESS : MPI_ERR_OP;
+                   ? MPI_SUCCESS
+                   : MPI_ERR_OP;
     case MPIX_RMW_LAND:
     case MPIX_RMW_LOR:
     case MPIX_RMW_LXOR: return integer || RMW_LOGICAL == t->kind ? MPI_SUCCESS : MPI_ERR_OP;
@@ -122,16 +140,19 @@ static void fill_ones(const rmw_type *t, void *dst, int count)
         const float f = 1;
         const double d = 1;
         const long double ld = 1;
-        if (sizeof f == part) memcpy(one, &f, sizeof f);
-        else if (sizeof d == part) memcpy(one, &d, sizeof d);
-        else memcpy(one, &ld, sizeof ld);
+        if (sizeof f == part)
+            memcpy(one, &f, sizeof f);
+        else if (sizeof d == part)
+            memcpy(one, &d, sizeof d);
+        else
+            memcpy(one, &ld, sizeof ld);
     } else {
         const uint64_t v = 1;
         const uint16_t probe = 1;
-        const bool little = *(const unsigned char *) &probe;
-        memcpy(one, (const unsigned char *) &v + (little ? 0 : sizeof v - t->size), t->size);
+        const bool little = *(const unsigned char *)&probe;
+        memcpy(one, (const unsigned char *)&v + (little ? 0 : sizeof v - t->size), t->size);
     }
-    for (int i = 0; i < count; i++) memcpy((char *) dst + (size_t) i * t->size, one, t->size);
+    for (int i = 0; i < count; i++) memcpy((char *)dst + (size_t)i * t->size, one, t->size);
 }
 
 const void *rmw_ones(const rmw_type *t, int count)
@@ -146,7 +167,7 @@ const void *rmw_ones(const rmw_type *t, int count)
     } cache[16];
     static struct retired {
         struct retired *next;
-    } *retired;
+    } * retired;
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&lock);
     struct ones *slot = NULL;
@@ -157,7 +178,7 @@ const void *rmw_ones(const rmw_type *t, int count)
         out = slot->buf;
     } else if (slot) {
         const int cap = slot->cap * 2 > count ? slot->cap * 2 : count;
-        struct retired *b = malloc(sizeof *b + (size_t) cap * t->size);
+        struct retired *b = malloc(sizeof *b + (size_t)cap * t->size);
         if (b) {
             b->next = retired;
             retired = b;
@@ -183,12 +204,12 @@ MPI_Datatype rmw_bits_type(const rmw_type *t)
 
 /* -1, 0, 1 as the comperand c is below, equal to or above the target t; 2 when they do
  * not compare (a NaN). */
-#define COMPARE(T)                                                                          \
-    do {                                                                                    \
-        T tv, cv;                                                                           \
-        memcpy(&tv, target, sizeof tv);                                                     \
-        memcpy(&cv, compare, sizeof cv);                                                    \
-        return cv < tv ? -1 : cv > tv ? 1 : cv == tv ? 0 : 2;                               \
+#define COMPARE(T)                                            \
+    do {                                                      \
+        T tv, cv;                                             \
+        memcpy(&tv, target, sizeof tv);                       \
+        memcpy(&cv, compare, sizeof cv);                      \
+        return cv < tv ? -1 : cv > tv ? 1 : cv == tv ? 0 : 2; \
     } while (0)
 
 static int compare_values(const rmw_type *t, const void *target, const void *compare)
@@ -217,7 +238,7 @@ void rmw2_element(MPIX_Rmw2_op op, const rmw_type *t, const void *target, const 
     if (MPIX_RMW2_MASK_SWAP == op) {
         const unsigned char *tb = target, *vb = value, *mb = compare;
         unsigned char *ob = out;
-        for (size_t i = 0; i < t->size; i++) ob[i] = (unsigned char) ((vb[i] & mb[i]) | (tb[i] & ~mb[i]));
+        for (size_t i = 0; i < t->size; i++) ob[i] = (unsigned char)((vb[i] & mb[i]) | (tb[i] & ~mb[i]));
         return;
     }
     const int c = compare_values(t, target, compare);

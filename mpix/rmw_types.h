@@ -10,14 +10,14 @@
 #include "mpix_fabric.h"
 
 typedef enum rmw_kind {
-    RMW_SIGNED,      /* C and multi-language integers */
+    RMW_SIGNED, /* C and multi-language integers */
     RMW_UNSIGNED,
-    RMW_FLOATING,    /* float and double: what CPUs and fabrics compare and swap */
+    RMW_FLOATING, /* float and double: what CPUs and fabrics compare and swap */
     RMW_LONG_DOUBLE,
     RMW_COMPLEX,
-    RMW_LOGICAL,     /* MPI_C_BOOL */
+    RMW_LOGICAL, /* MPI_C_BOOL */
     RMW_BYTE,
-    RMW_OTHER,       /* any other predefined type: MPIX_RMW_SWAP only */
+    RMW_OTHER, /* any other predefined type: MPIX_RMW_SWAP only */
 } rmw_kind;
 
 typedef struct rmw_type {

@@ -15,8 +15,14 @@ void bench_init(const char *prog)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
 }
 
-int bench_rank(void) { return g_rank; }
-const char *bench_prog(void) { return g_prog; }
+int bench_rank(void)
+{
+    return g_rank;
+}
+const char *bench_prog(void)
+{
+    return g_prog;
+}
 
 void bench_context(const char *fmt, ...)
 {
@@ -55,8 +61,8 @@ void bench_mpi_fail(int rc, const char *call, const char *file, int line, const 
     if (MPI_Error_class(rc, &eclass) != MPI_SUCCESS) eclass = -1;
     const char *base = strrchr(file, '/');
     /* `call` is the call expression as written: print the function's name. */
-    fprintf(stderr, "%s: rank %d: %.*s failed (%s:%d): %s [error code %d, class %d]\n", g_prog,
-            g_rank, (int)strcspn(call, "( "), call, base ? base + 1 : file, line, msg, rc, eclass);
+    fprintf(stderr, "%s: rank %d: %.*s failed (%s:%d): %s [error code %d, class %d]\n", g_prog, g_rank,
+            (int)strcspn(call, "( "), call, base ? base + 1 : file, line, msg, rc, eclass);
     if (hint) fprintf(stderr, "%s: rank %d: %s\n", g_prog, g_rank, hint);
     end_job(BENCH_EXIT_FAILURE);
 }
@@ -135,8 +141,7 @@ int bench_require(int ok, void (*usage)(FILE *), const char *fmt, ...)
     return rc;
 }
 
-int bench_parse(int argc, char **argv, const struct bench_opt *opts, size_t nopts,
-                void (*usage)(FILE *))
+int bench_parse(int argc, char **argv, const struct bench_opt *opts, size_t nopts, void (*usage)(FILE *))
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -180,8 +185,8 @@ void bench_print_iterations(const struct bench_iters *it)
     if (is == il && ws == wl)
         printf("# Iterations: %ld timed + %ld warmup per size\n", is, ws);
     else
-        printf("# Iterations: %ld timed + %ld warmup per size, %ld + %ld above %ld bytes\n", is, ws,
-               il, wl, it->large_above);
+        printf("# Iterations: %ld timed + %ld warmup per size, %ld + %ld above %ld bytes\n", is, ws, il, wl,
+               it->large_above);
 }
 
 /* ---- windows ------------------------------------------------------------ */
@@ -192,11 +197,11 @@ const char *const bench_flavor_mpi_names[BENCH_FLAVORS] = {"MPI_Win_create", "MP
 const char *const bench_sync_names[BENCH_SYNCS] = {"fence",       "lock",     "flush",
                                                    "flush_local", "lock_all", "pscw"};
 
-void bench_win_create(struct bench_win *w, enum bench_flavor flavor, size_t bytes, size_t align,
-                      int peer)
+void bench_win_create(struct bench_win *w, enum bench_flavor flavor, size_t bytes, size_t align, int peer)
 {
-    static const char hint[] = "the window flavor is probably not supported by the osc component in "
-                               "use (select another one with --mca osc ..., or another -w flavor)";
+    static const char hint[] =
+        "the window flavor is probably not supported by the osc component in "
+        "use (select another one with --mca osc ..., or another -w flavor)";
     const MPI_Aint size = (MPI_Aint)bytes;
     w->flavor = flavor;
     w->owned = NULL;
@@ -216,8 +221,8 @@ void bench_win_create(struct bench_win *w, enum bench_flavor flavor, size_t byte
         MPI_Aint mine;
         MPI_CK_HINT(MPI_Win_attach(w->win, w->buf, size), hint);
         MPI_CK(MPI_Get_address(w->buf, &mine));
-        MPI_CK(MPI_Sendrecv(&mine, 1, MPI_AINT, peer, 0, &w->peer_disp, 1, MPI_AINT, peer, 0,
-                            MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_CK(MPI_Sendrecv(&mine, 1, MPI_AINT, peer, 0, &w->peer_disp, 1, MPI_AINT, peer, 0, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
     }
 }
 

@@ -30,8 +30,7 @@ void bench_context(const char *fmt, ...);
 _Noreturn void bench_die(int code, const char *fmt, ...);
 
 /* A failed MPI call: its name, MPI_Error_string, the class, the hint. */
-_Noreturn void bench_mpi_fail(int rc, const char *call, const char *file, int line,
-                              const char *hint);
+_Noreturn void bench_mpi_fail(int rc, const char *call, const char *file, int line, const char *hint);
 
 #define MPI_CK_HINT(call, hint)                                                         \
     do {                                                                                \
@@ -65,8 +64,7 @@ struct bench_opt {
 
 /* Reads argv by the table; -h and --help print usage to stdout. Returns 0 to run,
  * 1 after help, -1 for bad options (said on rank 0, followed by the usage). */
-int bench_parse(int argc, char **argv, const struct bench_opt *opts, size_t nopts,
-                void (*usage)(FILE *));
+int bench_parse(int argc, char **argv, const struct bench_opt *opts, size_t nopts, void (*usage)(FILE *));
 
 /* For checks across options: unless `ok`, rank 0 prints the message and the usage.
  * Returns 0 when ok, -1 otherwise (as bench_parse does). */
@@ -90,24 +88,28 @@ extern const char *const bench_flavor_names[BENCH_FLAVORS];     /* -w values */
 extern const char *const bench_flavor_mpi_names[BENCH_FLAVORS]; /* for the header */
 
 enum bench_sync {
-    BENCH_SYNC_FENCE, BENCH_SYNC_LOCK, BENCH_SYNC_FLUSH, BENCH_SYNC_FLUSH_LOCAL,
-    BENCH_SYNC_LOCK_ALL, BENCH_SYNC_PSCW, BENCH_SYNCS
+    BENCH_SYNC_FENCE,
+    BENCH_SYNC_LOCK,
+    BENCH_SYNC_FLUSH,
+    BENCH_SYNC_FLUSH_LOCAL,
+    BENCH_SYNC_LOCK_ALL,
+    BENCH_SYNC_PSCW,
+    BENCH_SYNCS
 };
 extern const char *const bench_sync_names[BENCH_SYNCS]; /* -s values */
 
 struct bench_win {
     MPI_Win win;
-    unsigned char *buf;   /* this rank's window memory */
-    void *owned;          /* ours to free (create, dynamic) */
-    MPI_Aint peer_disp;   /* the peer's memory as a displacement (dynamic: address) */
+    unsigned char *buf; /* this rank's window memory */
+    void *owned;        /* ours to free (create, dynamic) */
+    MPI_Aint peer_disp; /* the peer's memory as a displacement (dynamic: address) */
     enum bench_flavor flavor;
 };
 
 /* Collective over MPI_COMM_WORLD: a window of `bytes` with disp_unit 1 and
  * MPI_ERRORS_RETURN; dynamic windows attach their memory and exchange its address
  * with `peer`. A flavor the osc component refuses ends the job with a hint. */
-void bench_win_create(struct bench_win *w, enum bench_flavor flavor, size_t bytes,
-                      size_t align, int peer);
+void bench_win_create(struct bench_win *w, enum bench_flavor flavor, size_t bytes, size_t align, int peer);
 /* Collective; on dynamic windows waits until the peer is done with our memory. */
 void bench_win_free(struct bench_win *w);
 

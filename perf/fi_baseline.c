@@ -52,7 +52,7 @@
 #define DEFAULT_MAX_SIZE (1L << 22) /* 4 MiB, like OSU */
 #define RATE_SIZE 8L                /* default size of the rate mode */
 #define MAX_ALLOWED_SIZE (1L << 30)
-#define LARGE_MESSAGE_SIZE 8192L    /* above this: fewer iterations */
+#define LARGE_MESSAGE_SIZE 8192L /* above this: fewer iterations */
 #define LAT_ITERS_SMALL 10000L
 #define LAT_WARMUP_SMALL 100L
 #define LAT_ITERS_LARGE 1000L
@@ -69,7 +69,7 @@
  * many bytes; beyond it slots are reused (same data, so still checkable). */
 #define SLOT_BYTES_CAP (16L << 20)
 #define GUARD_BYTES 64L
-#define CTRL_BYTES 64L              /* control word, alone in a cache line */
+#define CTRL_BYTES 64L /* control word, alone in a cache line */
 #define BUF_ALIGN 4096L
 #define CQ_BATCH 16
 #define MAX_REPORTED_MISMATCHES 5
@@ -77,25 +77,23 @@
 enum op_kind { OP_PUT, OP_GET, OP_ACC, OP_FOP, OP_CAS, OP_COUNT_ };
 enum mode { MODE_LAT, MODE_BW, MODE_BIBW, MODE_RATE, MODE_COUNT_ };
 
-static const char *const op_names[OP_COUNT_] = { "put", "get", "acc", "fop", "cas" };
-static const char *const op_fi_names[OP_COUNT_] = {
-    "fi_write", "fi_read", "fi_atomic FI_SUM FI_INT64",
-    "fi_fetch_atomic FI_SUM FI_INT64", "fi_compare_atomic FI_CSWAP FI_INT64"
-};
-static const char *const mode_names[MODE_COUNT_] = { "lat", "bw", "bibw", "rate" };
-static const char *const mode_labels[MODE_COUNT_] = {
-    "Latency (us)", "Bandwidth (MB/s)", "Bandwidth (MB/s)", "Messages/s"
-};
+static const char *const op_names[OP_COUNT_] = {"put", "get", "acc", "fop", "cas"};
+static const char *const op_fi_names[OP_COUNT_] = {"fi_write", "fi_read", "fi_atomic FI_SUM FI_INT64",
+                                                   "fi_fetch_atomic FI_SUM FI_INT64",
+                                                   "fi_compare_atomic FI_CSWAP FI_INT64"};
+static const char *const mode_names[MODE_COUNT_] = {"lat", "bw", "bibw", "rate"};
+static const char *const mode_labels[MODE_COUNT_] = {"Latency (us)", "Bandwidth (MB/s)", "Bandwidth (MB/s)",
+                                                     "Messages/s"};
 
 struct options {
     enum op_kind op;
     enum mode mode;
     long min_size, max_size;
     int sizes_given;
-    long iters, warmup;     /* < 0: defaults depending on mode and size */
+    long iters, warmup; /* < 0: defaults depending on mode and size */
     long window;
     int check;
-    const char *prov;       /* -p: provider name hint, NULL = FI_PROVIDER/any */
+    const char *prov; /* -p: provider name hint, NULL = FI_PROVIDER/any */
 };
 
 /* A buffer and, when registered, its memory region. */
@@ -103,14 +101,14 @@ struct region {
     unsigned char *buf;
     size_t bytes;
     struct fid_mr *mr;
-    void *desc;             /* for local use; NULL unless FI_MR_LOCAL */
+    void *desc; /* for local use; NULL unless FI_MR_LOCAL */
     uint64_t key;
 };
 
 struct bench {
     struct options opt;
     int rank, peer_rank;
-    int origin, target;     /* roles of this rank in the current mode */
+    int origin, target; /* roles of this rank in the current mode */
 
     struct fi_info *info;
     struct fid_fabric *fabric;
@@ -121,12 +119,12 @@ struct bench {
     fi_addr_t peer;
     uint64_t mr_mode;
 
-    struct region win;      /* remotely accessible: control word + data */
-    struct region src;      /* origin data / atomic operand */
-    struct region res;      /* get destination / fetched results */
-    struct region cmp;      /* compare operand */
-    struct region sig;      /* source of the phase signal */
-    uint64_t peer_win;      /* address of the peer's win as fi_* wants it */
+    struct region win; /* remotely accessible: control word + data */
+    struct region src; /* origin data / atomic operand */
+    struct region res; /* get destination / fetched results */
+    struct region cmp; /* compare operand */
+    struct region sig; /* source of the phase signal */
+    uint64_t peer_win; /* address of the peer's win as fi_* wants it */
     uint64_t peer_key;
 
     struct fi_context2 *ctx; /* one per operation in flight, +1 for the signal */
@@ -151,25 +149,27 @@ static void die(int code)
 
 static void fi_fail(long rc, const char *call, int line)
 {
-    fprintf(stderr, "fi_baseline: rank %d: %.*s failed (fi_baseline.c:%d): %s (%ld)\n",
-            g_rank, (int)strcspn(call, "( "), call, line, fi_strerror((int)-rc), rc);
+    fprintf(stderr, "fi_baseline: rank %d: %.*s failed (fi_baseline.c:%d): %s (%ld)\n", g_rank,
+            (int)strcspn(call, "( "), call, line, fi_strerror((int)-rc), rc);
     die(EXIT_FAILURE_FI);
 }
 
-#define FI_CK(call)                                                         \
-    do {                                                                    \
-        long rc_ = (long)(call);                                            \
-        if (rc_ < 0) fi_fail(rc_, #call, __LINE__);                         \
+#define FI_CK(call)                                 \
+    do {                                            \
+        long rc_ = (long)(call);                    \
+        if (rc_ < 0) fi_fail(rc_, #call, __LINE__); \
     } while (0)
 
-#define MPI_CK(call)                                                        \
-    do {                                                                    \
-        int rc_ = (call);                                                   \
-        if (rc_ != MPI_SUCCESS) {                                           \
-            fprintf(stderr, "fi_baseline: rank %d: %s failed (line %d), "   \
-                    "MPI error %d\n", g_rank, #call, __LINE__, rc_);        \
-            die(EXIT_FAILURE_FI);                                           \
-        }                                                                   \
+#define MPI_CK(call)                                              \
+    do {                                                          \
+        int rc_ = (call);                                         \
+        if (rc_ != MPI_SUCCESS) {                                 \
+            fprintf(stderr,                                       \
+                    "fi_baseline: rank %d: %s failed (line %d), " \
+                    "MPI error %d\n",                             \
+                    g_rank, #call, __LINE__, rc_);                \
+            die(EXIT_FAILURE_FI);                                 \
+        }                                                         \
     } while (0)
 
 static void *xalloc(size_t bytes)
@@ -191,25 +191,23 @@ static void *xalloc(size_t bytes)
 static void usage(FILE *f)
 {
     fprintf(f,
-        "Usage: mpirun -np 2 [-x FI_PROVIDER=shm|tcp] fi_baseline [options]\n"
-        "  -o OP      put|get|acc|fop|cas (default put): fi_write, fi_read, fi_atomic,\n"
-        "             fi_fetch_atomic (FI_SUM) and fi_compare_atomic (FI_CSWAP);\n"
-        "             atomics use one FI_INT64, so their only size is %ld\n"
-        "  -t MODE    lat|bw|bibw|rate (default lat)\n"
-        "  -m [MIN:]MAX  sizes in bytes, powers of two from MIN (>= 1) to MAX\n"
-        "             (default %ld:%ld, rate %ld:%ld)\n"
-        "  -i ITERS   timed iterations per size: operations in lat mode (default\n"
-        "             %ld, %ld above %ld B), windows otherwise (default %ld, %ld)\n"
-        "  -x WARMUP  untimed iterations per size (default %ld, %ld; windows %ld, %ld)\n"
-        "  -W WINDOW  operations in flight in bw/bibw/rate (default %ld)\n"
-        "  -p PROV    provider name hint (default: FI_PROVIDER or libfabric's choice)\n"
-        "  -c         verify the data after every size, exit %d on mismatch\n"
-        "  -h         this help\n",
-        ATOMIC_SIZE, DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE, RATE_SIZE, RATE_SIZE,
-        LAT_ITERS_SMALL, LAT_ITERS_LARGE, LARGE_MESSAGE_SIZE,
-        WIN_ITERS_SMALL, WIN_ITERS_LARGE,
-        LAT_WARMUP_SMALL, LAT_WARMUP_LARGE, WIN_WARMUP_SMALL, WIN_WARMUP_LARGE,
-        DEFAULT_WINDOW, EXIT_CHECK_FAILED);
+            "Usage: mpirun -np 2 [-x FI_PROVIDER=shm|tcp] fi_baseline [options]\n"
+            "  -o OP      put|get|acc|fop|cas (default put): fi_write, fi_read, fi_atomic,\n"
+            "             fi_fetch_atomic (FI_SUM) and fi_compare_atomic (FI_CSWAP);\n"
+            "             atomics use one FI_INT64, so their only size is %ld\n"
+            "  -t MODE    lat|bw|bibw|rate (default lat)\n"
+            "  -m [MIN:]MAX  sizes in bytes, powers of two from MIN (>= 1) to MAX\n"
+            "             (default %ld:%ld, rate %ld:%ld)\n"
+            "  -i ITERS   timed iterations per size: operations in lat mode (default\n"
+            "             %ld, %ld above %ld B), windows otherwise (default %ld, %ld)\n"
+            "  -x WARMUP  untimed iterations per size (default %ld, %ld; windows %ld, %ld)\n"
+            "  -W WINDOW  operations in flight in bw/bibw/rate (default %ld)\n"
+            "  -p PROV    provider name hint (default: FI_PROVIDER or libfabric's choice)\n"
+            "  -c         verify the data after every size, exit %d on mismatch\n"
+            "  -h         this help\n",
+            ATOMIC_SIZE, DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE, RATE_SIZE, RATE_SIZE, LAT_ITERS_SMALL,
+            LAT_ITERS_LARGE, LARGE_MESSAGE_SIZE, WIN_ITERS_SMALL, WIN_ITERS_LARGE, LAT_WARMUP_SMALL,
+            LAT_WARMUP_LARGE, WIN_WARMUP_SMALL, WIN_WARMUP_LARGE, DEFAULT_WINDOW, EXIT_CHECK_FAILED);
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -285,30 +283,27 @@ static int parse_options(int argc, char **argv, int rank, struct options *o)
         switch (a[1]) {
         case 'o':
             idx = parse_name(v, op_names, OP_COUNT_);
-            if (idx < 0) bad = 1; else o->op = (enum op_kind)idx;
+            if (idx < 0)
+                bad = 1;
+            else
+                o->op = (enum op_kind)idx;
             break;
         case 't':
             idx = parse_name(v, mode_names, MODE_COUNT_);
-            if (idx < 0) bad = 1; else o->mode = (enum mode)idx;
+            if (idx < 0)
+                bad = 1;
+            else
+                o->mode = (enum mode)idx;
             break;
         case 'm':
             bad = parse_range(v, &min, &max) != 0;
             o->sizes_given = 1;
             break;
-        case 'i':
-            bad = parse_long(v, 1, 1000000000L, &o->iters) != 0;
-            break;
-        case 'x':
-            bad = parse_long(v, 0, 1000000000L, &o->warmup) != 0;
-            break;
-        case 'W':
-            bad = parse_long(v, 1, MAX_WINDOW, &o->window) != 0;
-            break;
-        case 'p':
-            o->prov = v;
-            break;
-        default:
-            bad = 1;
+        case 'i': bad = parse_long(v, 1, 1000000000L, &o->iters) != 0; break;
+        case 'x': bad = parse_long(v, 0, 1000000000L, &o->warmup) != 0; break;
+        case 'W': bad = parse_long(v, 1, MAX_WINDOW, &o->window) != 0; break;
+        case 'p': o->prov = v; break;
+        default: bad = 1;
         }
         if (bad) {
             if (rank == 0) fprintf(stderr, "fi_baseline: invalid value '%s' for %s\n", v, a);
@@ -355,16 +350,15 @@ static void open_fabric(struct bench *b)
     hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     /* Every mode bit we know how to honour; the provider says which it needs. */
-    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-                                  FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     if (b->opt.prov != NULL) {
         hints->fabric_attr->prov_name = strdup(b->opt.prov);
         if (hints->fabric_attr->prov_name == NULL) die(EXIT_USAGE);
     }
 
-    FI_CK(fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0,
-                     hints, &b->info));
+    FI_CK(fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &b->info));
     fi_freeinfo(hints);
     b->mr_mode = b->info->domain_attr->mr_mode;
     /* A provider may drop the flag from the returned attributes; we want it. */
@@ -400,16 +394,14 @@ static void connect_peer(struct bench *b)
 
     FI_CK(fi_getname(&b->ep->fid, name, &len));
     mylen = (unsigned long)len;
-    MPI_CK(MPI_Sendrecv(&mylen, 1, MPI_UNSIGNED_LONG, b->peer_rank, 0,
-                        &peerlen, 1, MPI_UNSIGNED_LONG, b->peer_rank, 0,
-                        MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_CK(MPI_Sendrecv(&mylen, 1, MPI_UNSIGNED_LONG, b->peer_rank, 0, &peerlen, 1, MPI_UNSIGNED_LONG,
+                        b->peer_rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     if (peerlen > sizeof peer_name) {
         fprintf(stderr, "fi_baseline: rank %d: peer address too long (%lu)\n", g_rank, peerlen);
         die(EXIT_FAILURE_FI);
     }
-    MPI_CK(MPI_Sendrecv(name, (int)mylen, MPI_BYTE, b->peer_rank, 1,
-                        peer_name, (int)peerlen, MPI_BYTE, b->peer_rank, 1,
-                        MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_CK(MPI_Sendrecv(name, (int)mylen, MPI_BYTE, b->peer_rank, 1, peer_name, (int)peerlen, MPI_BYTE,
+                        b->peer_rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     n = fi_av_insert(b->av, peer_name, 1, &b->peer, 0, NULL);
     if (n != 1) {
         fi_fail(n < 0 ? n : -FI_EINVAL, "fi_av_insert", __LINE__);
@@ -418,8 +410,8 @@ static void connect_peer(struct bench *b)
 
 /* Allocates r->bytes and registers them when 'must' is set.  Keys we choose
  * (no FI_MR_PROV_KEY) only need to be unique within our domain. */
-static void make_region(struct bench *b, struct region *r, size_t bytes,
-                        uint64_t access, int must, uint64_t req_key)
+static void make_region(struct bench *b, struct region *r, size_t bytes, uint64_t access, int must,
+                        uint64_t req_key)
 {
     r->bytes = bytes;
     r->buf = xalloc(bytes);
@@ -434,8 +426,10 @@ static void make_region(struct bench *b, struct region *r, size_t bytes,
     }
     r->key = fi_mr_key(r->mr);
     if (r->key == FI_KEY_NOTAVAIL) {
-        fprintf(stderr, "fi_baseline: rank %d: provider needs raw keys (FI_MR_RAW), "
-                        "not supported\n", g_rank);
+        fprintf(stderr,
+                "fi_baseline: rank %d: provider needs raw keys (FI_MR_RAW), "
+                "not supported\n",
+                g_rank);
         die(EXIT_FAILURE_FI);
     }
     if (b->mr_mode & FI_MR_LOCAL) r->desc = fi_mr_desc(r->mr);
@@ -461,7 +455,9 @@ static void make_buffers(struct bench *b)
     const uint64_t lacc = FI_READ | FI_WRITE;
     const long w = b->opt.mode == MODE_LAT ? 1 : b->opt.window;
     size_t data = 0;
-    struct { uint64_t addr, key; } mine, theirs;
+    struct {
+        uint64_t addr, key;
+    } mine, theirs;
 
     for (long s = b->opt.min_size; s <= b->opt.max_size; s *= 2) {
         size_t need = (size_t)(slots_for(s, w) * s);
@@ -478,8 +474,7 @@ static void make_buffers(struct bench *b)
 
     mine.addr = (b->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)b->win.buf : 0;
     mine.key = b->win.key;
-    MPI_CK(MPI_Sendrecv(&mine, 2, MPI_UINT64_T, b->peer_rank, 2,
-                        &theirs, 2, MPI_UINT64_T, b->peer_rank, 2,
+    MPI_CK(MPI_Sendrecv(&mine, 2, MPI_UINT64_T, b->peer_rank, 2, &theirs, 2, MPI_UINT64_T, b->peer_rank, 2,
                         MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     b->peer_win = theirs.addr;
     b->peer_key = theirs.key;
@@ -517,8 +512,8 @@ static void check_atomic_support(struct bench *b)
     default: return;
     }
     if (rc != 0 || count < 1) {
-        fprintf(stderr, "fi_baseline: rank %d: provider %s does not support %s (%s)\n",
-                g_rank, b->info->fabric_attr->prov_name, op_fi_names[b->opt.op],
+        fprintf(stderr, "fi_baseline: rank %d: provider %s does not support %s (%s)\n", g_rank,
+                b->info->fabric_attr->prov_name, op_fi_names[b->opt.op],
                 rc != 0 ? fi_strerror(-rc) : "count 0");
         die(EXIT_FAILURE_FI);
     }
@@ -539,9 +534,8 @@ static void progress(struct bench *b)
 
         memset(&err, 0, sizeof err);
         FI_CK(fi_cq_readerr(b->cq, &err, 0));
-        fprintf(stderr, "fi_baseline: rank %d: operation failed: %s (%d), provider: %s\n",
-                g_rank, fi_strerror(err.err), err.err,
-                fi_cq_strerror(b->cq, err.prov_errno, err.err_data, NULL, 0));
+        fprintf(stderr, "fi_baseline: rank %d: operation failed: %s (%d), provider: %s\n", g_rank,
+                fi_strerror(err.err), err.err, fi_cq_strerror(b->cq, err.prov_errno, err.err_data, NULL, 0));
         die(EXIT_FAILURE_FI);
     } else if (n != -FI_EAGAIN) {
         fi_fail(n, "fi_cq_read", __LINE__);
@@ -555,12 +549,12 @@ static void wait_all(struct bench *b)
 
 /* A post that returns -FI_EAGAIN is retried after reading the CQ, which is
  * what lets the provider drain its queues. */
-#define POST(b, call)                                                       \
-    do {                                                                    \
-        ssize_t rc_;                                                        \
-        while ((rc_ = (call)) == -FI_EAGAIN) progress(b);                   \
-        if (rc_ < 0) fi_fail(rc_, #call, __LINE__);                         \
-        (b)->outstanding++;                                                 \
+#define POST(b, call)                                     \
+    do {                                                  \
+        ssize_t rc_;                                      \
+        while ((rc_ = (call)) == -FI_EAGAIN) progress(b); \
+        if (rc_ < 0) fi_fail(rc_, #call, __LINE__);       \
+        (b)->outstanding++;                               \
     } while (0)
 
 /* Operation k of a window: put/get use slot k mod nslots on both sides;
@@ -573,30 +567,27 @@ static inline void issue_op(struct bench *b, long k)
 
     switch (b->opt.op) {
     case OP_PUT:
-        POST(b, fi_write(b->ep, b->src.buf + off, (size_t)b->size, b->src.desc,
-                         b->peer, raddr + off, b->peer_key, ctx));
+        POST(b, fi_write(b->ep, b->src.buf + off, (size_t)b->size, b->src.desc, b->peer, raddr + off,
+                         b->peer_key, ctx));
         break;
     case OP_GET:
-        POST(b, fi_read(b->ep, b->res.buf + off, (size_t)b->size, b->res.desc,
-                        b->peer, raddr + off, b->peer_key, ctx));
+        POST(b, fi_read(b->ep, b->res.buf + off, (size_t)b->size, b->res.desc, b->peer, raddr + off,
+                        b->peer_key, ctx));
         break;
     case OP_ACC:
-        POST(b, fi_atomic(b->ep, b->src.buf, 1, b->src.desc, b->peer, raddr,
-                          b->peer_key, FI_INT64, FI_SUM, ctx));
+        POST(b, fi_atomic(b->ep, b->src.buf, 1, b->src.desc, b->peer, raddr, b->peer_key, FI_INT64, FI_SUM,
+                          ctx));
         break;
     case OP_FOP:
-        POST(b, fi_fetch_atomic(b->ep, b->src.buf, 1, b->src.desc,
-                                b->res.buf + (size_t)k * ATOMIC_SIZE, b->res.desc,
-                                b->peer, raddr, b->peer_key, FI_INT64, FI_SUM, ctx));
+        POST(b, fi_fetch_atomic(b->ep, b->src.buf, 1, b->src.desc, b->res.buf + (size_t)k * ATOMIC_SIZE,
+                                b->res.desc, b->peer, raddr, b->peer_key, FI_INT64, FI_SUM, ctx));
         break;
     case OP_CAS:
-        POST(b, fi_compare_atomic(b->ep, b->src.buf, 1, b->src.desc,
-                                  b->cmp.buf, b->cmp.desc,
-                                  b->res.buf + (size_t)k * ATOMIC_SIZE, b->res.desc,
-                                  b->peer, raddr, b->peer_key, FI_INT64, FI_CSWAP, ctx));
+        POST(b, fi_compare_atomic(b->ep, b->src.buf, 1, b->src.desc, b->cmp.buf, b->cmp.desc,
+                                  b->res.buf + (size_t)k * ATOMIC_SIZE, b->res.desc, b->peer, raddr,
+                                  b->peer_key, FI_INT64, FI_CSWAP, ctx));
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -605,8 +596,8 @@ static inline void issue_op(struct bench *b, long k)
 
 static unsigned char pat_byte(int owner, long size, long slot, long j)
 {
-    return (unsigned char)(((unsigned long)j * 131u + (unsigned long)size * 7u +
-                            (unsigned long)slot * 29u + (unsigned long)owner * 61u + 17u) &
+    return (unsigned char)(((unsigned long)j * 131u + (unsigned long)size * 7u + (unsigned long)slot * 29u +
+                            (unsigned long)owner * 61u + 17u) &
                            0xffu);
 }
 
@@ -617,8 +608,14 @@ static unsigned char filler_byte(int owner, long size, long slot, long j)
     return (unsigned char)~pat_byte(owner, size, slot, j);
 }
 
-static uint64_t counter_base(int owner) { return UINT64_C(0x100000) + ((uint64_t)owner << 32); }
-static uint64_t addend(int src) { return (uint64_t)(3 + 2 * src); }
+static uint64_t counter_base(int owner)
+{
+    return UINT64_C(0x100000) + ((uint64_t)owner << 32);
+}
+static uint64_t addend(int src)
+{
+    return (uint64_t)(3 + 2 * src);
+}
 
 /* CAS values: window w replaces cas_value(w) by cas_value(w + 1). */
 static uint64_t cas_value(int owner, int src, long w)
@@ -627,7 +624,10 @@ static uint64_t cas_value(int owner, int src, long w)
            (uint64_t)w * (UINT64_C(0x0000000100000003) * (uint64_t)(src + 1));
 }
 
-static void put_u64(unsigned char *p, long k, uint64_t v) { memcpy(p + k * 8, &v, 8); }
+static void put_u64(unsigned char *p, long k, uint64_t v)
+{
+    memcpy(p + k * 8, &v, 8);
+}
 static uint64_t get_u64(const unsigned char *p, long k)
 {
     uint64_t v;
@@ -635,7 +635,10 @@ static uint64_t get_u64(const unsigned char *p, long k)
     return v;
 }
 
-static unsigned char *win_data(struct bench *b) { return b->win.buf + CTRL_BYTES; }
+static unsigned char *win_data(struct bench *b)
+{
+    return b->win.buf + CTRL_BYTES;
+}
 
 static void setup_size(struct bench *b)
 {
@@ -659,22 +662,21 @@ static void setup_size(struct bench *b)
             for (long j = 0; j < span + GUARD_BYTES; j++) {
                 long s = j / b->size, jj = j % b->size;
                 d[j] = (b->opt.op == OP_GET && j < span) ? pat_byte(me, b->size, s, jj)
-                                                          : filler_byte(b->peer_rank, b->size, s, jj);
+                                                         : filler_byte(b->peer_rank, b->size, s, jj);
             }
         } else {
-            put_u64(d, 0, b->opt.op == OP_CAS ? cas_value(me, b->peer_rank, 0)
-                                              : counter_base(me));
+            put_u64(d, 0, b->opt.op == OP_CAS ? cas_value(me, b->peer_rank, 0) : counter_base(me));
             for (long k = 1; k <= GUARD_BYTES / 8; k++) put_u64(d, k, ~counter_base(me) - (uint64_t)k);
         }
     }
 }
 
-static long mismatch(struct bench *b, long nbad, const char *what, long idx,
-                     uint64_t got, uint64_t want)
+static long mismatch(struct bench *b, long nbad, const char *what, long idx, uint64_t got, uint64_t want)
 {
     if (nbad < MAX_REPORTED_MISMATCHES) {
-        fprintf(stderr, "fi_baseline: CHECK FAILED: rank %d, -o %s -t %s, size %ld: %s[%ld] = "
-                        "0x%llx, expected 0x%llx\n",
+        fprintf(stderr,
+                "fi_baseline: CHECK FAILED: rank %d, -o %s -t %s, size %ld: %s[%ld] = "
+                "0x%llx, expected 0x%llx\n",
                 g_rank, op_names[b->opt.op], mode_names[b->opt.mode], b->size, what, idx,
                 (unsigned long long)got, (unsigned long long)want);
     }
@@ -697,18 +699,20 @@ static long verify_size(struct bench *b, long nwin)
             for (long j = 0; j < span + GUARD_BYTES; j++) {
                 long s = j / b->size, jj = j % b->size;
                 unsigned char want;
-                if (j >= span) want = filler_byte(peer, b->size, s, jj);
-                else if (b->opt.op == OP_PUT) want = pat_byte(peer, b->size, s, jj);
-                else want = pat_byte(me, b->size, s, jj);
+                if (j >= span)
+                    want = filler_byte(peer, b->size, s, jj);
+                else if (b->opt.op == OP_PUT)
+                    want = pat_byte(peer, b->size, s, jj);
+                else
+                    want = pat_byte(me, b->size, s, jj);
                 if (d[j] != want) nbad = mismatch(b, nbad, "target", j, d[j], want);
             }
             break;
         case OP_ACC:
         case OP_FOP:
         case OP_CAS: {
-            uint64_t want = b->opt.op == OP_CAS
-                ? cas_value(me, peer, nwin)
-                : counter_base(me) + (uint64_t)n_ops * addend(peer);
+            uint64_t want = b->opt.op == OP_CAS ? cas_value(me, peer, nwin)
+                                                : counter_base(me) + (uint64_t)n_ops * addend(peer);
             if (get_u64(d, 0) != want) nbad = mismatch(b, nbad, "target", 0, get_u64(d, 0), want);
             for (long k = 1; k <= GUARD_BYTES / 8; k++) {
                 want = ~counter_base(me) - (uint64_t)k;
@@ -716,8 +720,7 @@ static long verify_size(struct bench *b, long nwin)
             }
             break;
         }
-        default:
-            break;
+        default: break;
         }
     }
 
@@ -725,9 +728,8 @@ static long verify_size(struct bench *b, long nwin)
         switch (b->opt.op) {
         case OP_GET:
             for (long j = 0; j < span + GUARD_BYTES; j++) {
-                unsigned char want = j < span
-                    ? pat_byte(peer, b->size, j / b->size, j % b->size)
-                    : filler_byte(peer, b->size, j / b->size, j % b->size);
+                unsigned char want = j < span ? pat_byte(peer, b->size, j / b->size, j % b->size)
+                                              : filler_byte(peer, b->size, j / b->size, j % b->size);
                 if (b->res.buf[j] != want) nbad = mismatch(b, nbad, "result", j, b->res.buf[j], want);
             }
             break;
@@ -755,14 +757,15 @@ static long verify_size(struct bench *b, long nwin)
             long n_old = 0;
             for (long k = 0; k < b->wsize; k++) {
                 uint64_t v = get_u64(b->res.buf, k);
-                if (v == old) n_old++;
-                else if (v != new) nbad = mismatch(b, nbad, "fetched", k, v, new);
+                if (v == old)
+                    n_old++;
+                else if (v != new)
+                    nbad = mismatch(b, nbad, "fetched", k, v, new);
             }
             if (n_old != 1) nbad = mismatch(b, nbad, "successful CAS count", 0, (uint64_t)n_old, 1);
             break;
         }
-        default:
-            break;
+        default: break;
         }
     }
     if (nbad > MAX_REPORTED_MISMATCHES) {
@@ -814,8 +817,8 @@ static uint64_t load_ctrl(struct bench *b)
 static void signal_peer(struct bench *b)
 {
     put_u64(b->sig.buf, 0, b->phase);
-    POST(b, fi_write(b->ep, b->sig.buf, sizeof(uint64_t), b->sig.desc, b->peer,
-                     b->peer_win, b->peer_key, &b->ctx[b->wsize]));
+    POST(b, fi_write(b->ep, b->sig.buf, sizeof(uint64_t), b->sig.desc, b->peer, b->peer_win, b->peer_key,
+                     &b->ctx[b->wsize]));
     wait_all(b);
 }
 
@@ -840,12 +843,13 @@ static void print_header(const struct bench *b)
     uint32_t v = fi_version();
 
     printf("# fi_baseline: %s %s test (raw libfabric floor for osc/fabric, OSU-compatible output)\n",
-           op_fi_names[o->op], o->mode == MODE_LAT ? "latency"
-                               : o->mode == MODE_RATE ? "message rate"
-                               : o->mode == MODE_BW ? "bandwidth" : "bidirectional bandwidth");
-    printf("# Provider: %s (fabric %s, domain %s), libfabric %u.%u\n",
-           b->info->fabric_attr->prov_name, b->info->fabric_attr->name,
-           b->info->domain_attr->name, FI_MAJOR(v), FI_MINOR(v));
+           op_fi_names[o->op],
+           o->mode == MODE_LAT    ? "latency"
+           : o->mode == MODE_RATE ? "message rate"
+           : o->mode == MODE_BW   ? "bandwidth"
+                                  : "bidirectional bandwidth");
+    printf("# Provider: %s (fabric %s, domain %s), libfabric %u.%u\n", b->info->fabric_attr->prov_name,
+           b->info->fabric_attr->name, b->info->domain_attr->name, FI_MAJOR(v), FI_MINOR(v));
     printf("# Operation: %s, tx op_flags FI_DELIVERY_COMPLETE, target polls fi_cq_read\n",
            op_fi_names[o->op]);
     printf("# mr_mode: %s\n", mr_mode ? fi_tostr(&mr_mode, FI_TYPE_MR_MODE) : "none");
@@ -857,11 +861,10 @@ static void print_header(const struct bench *b)
                o->mode == MODE_BIBW ? " (both ranks at once, bandwidth summed)" : "");
     }
     if (is == il && ws == wl) {
-        printf("# Iterations: %ld timed + %ld warmup %s per size\n", is, ws,
-               lat ? "operations" : "windows");
+        printf("# Iterations: %ld timed + %ld warmup %s per size\n", is, ws, lat ? "operations" : "windows");
     } else {
-        printf("# Iterations: %ld timed + %ld warmup %s per size, %ld + %ld above %ld bytes\n",
-               is, ws, lat ? "operations" : "windows", il, wl, LARGE_MESSAGE_SIZE);
+        printf("# Iterations: %ld timed + %ld warmup %s per size, %ld + %ld above %ld bytes\n", is, ws,
+               lat ? "operations" : "windows", il, wl, LARGE_MESSAGE_SIZE);
     }
     if (o->check) printf("# Check mode: data verified after every size\n");
     printf("%-10s%18s\n", "# Size", mode_labels[o->mode]);
@@ -887,8 +890,10 @@ int main(int argc, char **argv)
     }
     if (nprocs != 2) {
         if (b.rank == 0) {
-            fprintf(stderr, "fi_baseline: needs exactly 2 MPI processes "
-                            "(rank 0 = origin, rank 1 = target), got %d\n", nprocs);
+            fprintf(stderr,
+                    "fi_baseline: needs exactly 2 MPI processes "
+                    "(rank 0 = origin, rank 1 = target), got %d\n",
+                    nprocs);
         }
         MPI_Finalize();
         return EXIT_USAGE;
@@ -908,11 +913,11 @@ int main(int argc, char **argv)
         const int large = size > LARGE_MESSAGE_SIZE;
         const int lat = b.opt.mode == MODE_LAT;
         const long iters = b.opt.iters > 0 ? b.opt.iters
-            : lat ? (large ? LAT_ITERS_LARGE : LAT_ITERS_SMALL)
-                  : (large ? WIN_ITERS_LARGE : WIN_ITERS_SMALL);
+                           : lat           ? (large ? LAT_ITERS_LARGE : LAT_ITERS_SMALL)
+                                           : (large ? WIN_ITERS_LARGE : WIN_ITERS_SMALL);
         const long warmup = b.opt.warmup >= 0 ? b.opt.warmup
-            : lat ? (large ? LAT_WARMUP_LARGE : LAT_WARMUP_SMALL)
-                  : (large ? WIN_WARMUP_LARGE : WIN_WARMUP_SMALL);
+                            : lat             ? (large ? LAT_WARMUP_LARGE : LAT_WARMUP_SMALL)
+                                              : (large ? WIN_WARMUP_LARGE : WIN_WARMUP_SMALL);
         double secs = 0.0, slowest = 0.0, value = 0.0;
 
         b.size = size;
@@ -934,8 +939,9 @@ int main(int argc, char **argv)
             MPI_CK(MPI_Allreduce(&bad, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
             if (any != 0) {
                 if (b.rank == 0) {
-                    fprintf(stderr, "fi_baseline: CHECK FAILED for -o %s -t %s size %ld "
-                                    "(%ld bad values)\n",
+                    fprintf(stderr,
+                            "fi_baseline: CHECK FAILED for -o %s -t %s size %ld "
+                            "(%ld bad values)\n",
                             op_names[b.opt.op], mode_names[b.opt.mode], size, any);
                 }
                 rc = EXIT_CHECK_FAILED;
@@ -945,8 +951,8 @@ int main(int argc, char **argv)
         if (b.rank == 0) {
             const double ops = (double)iters * (double)b.wsize;
             switch (b.opt.mode) {
-            case MODE_LAT:  value = slowest * 1e6 / ops; break;
-            case MODE_BW:   value = ops * (double)size / slowest / 1e6; break;
+            case MODE_LAT: value = slowest * 1e6 / ops; break;
+            case MODE_BW: value = ops * (double)size / slowest / 1e6; break;
             case MODE_BIBW: value = 2.0 * ops * (double)size / slowest / 1e6; break;
             case MODE_RATE: value = ops / slowest; break;
             default: break;

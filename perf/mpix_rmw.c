@@ -48,8 +48,8 @@ struct bench {
     long iters, warmup;
     enum mode mode;
     MPI_Win win;
-    uint64_t *loc;      /* rank 0: the location */
-    MPI_Comm origins;   /* implicit mode: every rank but 0 */
+    uint64_t *loc;    /* rank 0: the location */
+    MPI_Comm origins; /* implicit mode: every rank but 0 */
     bool ok;
 };
 
@@ -66,16 +66,13 @@ static int parse(int argc, char **argv, struct bench *b)
     int c;
     b->iters = 10000, b->warmup = 1000, b->mode = MODE_IMPLICIT;
     while ((c = getopt(argc, argv, "i:w:m:h")) != -1) {
-        if (c == 'i' && (b->iters = atol(optarg)) > 0)
-            continue;
-        if (c == 'w' && (b->warmup = atol(optarg)) >= 0)
-            continue;
+        if (c == 'i' && (b->iters = atol(optarg)) > 0) continue;
+        if (c == 'w' && (b->warmup = atol(optarg)) >= 0) continue;
         if (c == 'm' && (strcmp(optarg, "implicit") == 0 || strcmp(optarg, "keepmin") == 0)) {
             b->mode = optarg[0] == 'i' ? MODE_IMPLICIT : MODE_KEEPMIN;
             continue;
         }
-        if (b->rank == 0)
-            usage(argv[0]);
+        if (b->rank == 0) usage(argv[0]);
         return 1;
     }
     return 0;
@@ -101,8 +98,8 @@ static void check_final(struct bench *b, uint64_t want, const char *what)
         MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, b->win);
         ok = *b->loc == want;
         if (!ok)
-            printf("FAIL %s: final value %llu, expected %llu\n", what,
-                   (unsigned long long)*b->loc, (unsigned long long)want);
+            printf("FAIL %s: final value %llu, expected %llu\n", what, (unsigned long long)*b->loc,
+                   (unsigned long long)want);
         MPI_Win_unlock(0, b->win);
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -127,9 +124,15 @@ static void cas_lt(const struct bench *b, long i, int assert)
     uint64_t c = BIG - ((uint64_t)i * (uint64_t)(b->n - 1) + (uint64_t)(b->rank - 1)), old;
     MPIX_Rmw2(&c, 1, MPI_UINT64_T, &c, &old, 0, 0, assert, MPIX_RMW2_COMP_SWAP_LT, b->win);
 }
-static void op_cas_lt(const struct bench *b, long i) { cas_lt(b, i, IMPLICIT); }
+static void op_cas_lt(const struct bench *b, long i)
+{
+    cas_lt(b, i, IMPLICIT);
+}
 /* Nobody here locks the window: MPI_MODE_NOCHECK is the truth, and no lock is taken. */
-static void op_cas_lt_nocheck(const struct bench *b, long i) { cas_lt(b, i, IMPLICIT | MPI_MODE_NOCHECK); }
+static void op_cas_lt_nocheck(const struct bench *b, long i)
+{
+    cas_lt(b, i, IMPLICIT | MPI_MODE_NOCHECK);
+}
 
 static void op_sum(const struct bench *b, long i)
 {
@@ -151,17 +154,13 @@ static double time_origin(const struct bench *b, op_fn fn, bool lock_shared)
 {
     double t = 0;
     if (b->rank != 0) {
-        if (lock_shared)
-            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, b->win);
-        for (long i = 0; i < b->warmup; i++)
-            fn(b, i);
+        if (lock_shared) MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, b->win);
+        for (long i = 0; i < b->warmup; i++) fn(b, i);
         MPI_Barrier(b->origins);
         double t0 = MPI_Wtime();
-        for (long i = 0; i < b->iters; i++)
-            fn(b, b->warmup + i);
+        for (long i = 0; i < b->iters; i++) fn(b, b->warmup + i);
         t = (MPI_Wtime() - t0) * 1e6 / (double)b->iters;
-        if (lock_shared)
-            MPI_Win_unlock(0, b->win);
+        if (lock_shared) MPI_Win_unlock(0, b->win);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     return t;
@@ -193,10 +192,10 @@ static void run_implicit(struct bench *b)
         op_fn fn;
         bool lock_shared, counts; /* counts: adds one to the location */
     } loops[] = {
-        { "MPI_Fetch_and_op SUM + flush (lock shared)", op_fop, true, true },
-        { "MPIX_Rmw2 COMP_SWAP_LT implicit", op_cas_lt, false, false },
-        { "MPIX_Rmw2 COMP_SWAP_LT implicit|nocheck", op_cas_lt_nocheck, false, false },
-        { "MPIX_Rmw SUM implicit", op_sum, false, true },
+        {"MPI_Fetch_and_op SUM + flush (lock shared)", op_fop, true, true},
+        {"MPIX_Rmw2 COMP_SWAP_LT implicit", op_cas_lt, false, false},
+        {"MPIX_Rmw2 COMP_SWAP_LT implicit|nocheck", op_cas_lt_nocheck, false, false},
+        {"MPIX_Rmw SUM implicit", op_sum, false, true},
     };
     enum { NLOOPS = sizeof loops / sizeof loops[0] };
     uint64_t calls = (uint64_t)(b->n - 1) * (uint64_t)(b->warmup + b->iters);
@@ -206,15 +205,14 @@ static void run_implicit(struct bench *b)
         lat[l] = median_origins(b, time_origin(b, loops[l].fn, loops[l].lock_shared));
         check_final(b, loops[l].counts ? calls : BIG - (calls - 1), loops[l].name);
     }
-    if (b->rank != 0)
-        return;
-    printf("# MPIX_Rmw implicit-epoch latency: ranks 1..%d -> one uint64 at rank 0, "
-           "path %s\n", b->n - 1, path_name(b->win));
-    printf("# %ld iterations, %ld warmup; median over the %d origin ranks\n", b->iters,
-           b->warmup, b->n - 1);
+    if (b->rank != 0) return;
+    printf(
+        "# MPIX_Rmw implicit-epoch latency: ranks 1..%d -> one uint64 at rank 0, "
+        "path %s\n",
+        b->n - 1, path_name(b->win));
+    printf("# %ld iterations, %ld warmup; median over the %d origin ranks\n", b->iters, b->warmup, b->n - 1);
     printf("# %-46s %14s %18s\n", "Operation", "Latency (us)", "vs fetch_and_op");
-    for (int l = 0; l < NLOOPS; l++)
-        printf("%-48s %14.3f %18.3f\n", loops[l].name, lat[l], lat[l] / lat[0]);
+    for (int l = 0; l < NLOOPS; l++) printf("%-48s %14.3f %18.3f\n", loops[l].name, lat[l], lat[l] / lat[0]);
 }
 
 /* ------------------------------------------------------------ -m keepmin */
@@ -242,8 +240,7 @@ static double keepmin_run(const struct bench *b, int v, long count, long *cas)
     const bool standard = v == 1;
     const int assert = v == 2 ? IMPLICIT | MPI_MODE_NOCHECK : IMPLICIT;
     reset(b, UINT64_MAX);
-    if (standard)
-        MPI_Win_lock_all(0, b->win);
+    if (standard) MPI_Win_lock_all(0, b->win);
     MPI_Barrier(MPI_COMM_WORLD);
     uint64_t seen = UINT64_MAX; /* the location's first value */
     double t0 = MPI_Wtime();
@@ -257,8 +254,7 @@ static double keepmin_run(const struct bench *b, int v, long count, long *cas)
         ++*cas;
     }
     double t = MPI_Wtime() - t0;
-    if (standard)
-        MPI_Win_unlock_all(b->win);
+    if (standard) MPI_Win_unlock_all(b->win);
     return t;
 }
 
@@ -270,7 +266,7 @@ static void run_keepmin(struct bench *b)
         "C: MPIX_Rmw2 COMP_SWAP_LT implicit|nocheck",
     };
     double tmax[3];
-    long cas[3] = { 0, 0, 0 }, all_cas[3] = { 0, 0, 0 }; /* calls that reached the target */
+    long cas[3] = {0, 0, 0}, all_cas[3] = {0, 0, 0}; /* calls that reached the target */
     uint64_t mine = BIG - ((uint64_t)(b->iters - 1) * (uint64_t)b->n + (uint64_t)b->rank), min;
     MPI_Allreduce(&mine, &min, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     for (int v = 0; v < 3; v++) {
@@ -281,13 +277,13 @@ static void run_keepmin(struct bench *b)
         MPI_Reduce(&cas[v], &all_cas[v], 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         check_final(b, min, names[v]);
     }
-    if (b->rank != 0)
-        return;
+    if (b->rank != 0) return;
     double offers = (double)b->n * (double)b->iters;
-    printf("# MPIX_Rmw keep-min: %d ranks offer %ld decreasing candidates each to one "
-           "uint64 at rank 0, path %s\n", b->n, b->iters, path_name(b->win));
-    printf("# time: slowest rank; %ld warmup offers per rank before each variant\n",
-           b->warmup);
+    printf(
+        "# MPIX_Rmw keep-min: %d ranks offer %ld decreasing candidates each to one "
+        "uint64 at rank 0, path %s\n",
+        b->n, b->iters, path_name(b->win));
+    printf("# time: slowest rank; %ld warmup offers per rank before each variant\n", b->warmup);
     printf("# %-46s %12s %14s %12s\n", "Variant", "Time (s)", "Offers/s", "Calls/offer");
     for (int v = 0; v < 3; v++)
         printf("%-48s %12.6f %14.0f %12.3f\n", names[v], tmax[v], offers / tmax[v],
@@ -300,21 +296,20 @@ static void run_keepmin(struct bench *b)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    struct bench b = { .ok = true };
+    struct bench b = {.ok = true};
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.n);
     bool bad = parse(argc, argv, &b) != 0;
     if (!bad && b.mode == MODE_IMPLICIT && b.n < 2) {
-        if (b.rank == 0)
-            fprintf(stderr, "%s: -m implicit needs at least 2 ranks\n", argv[0]);
+        if (b.rank == 0) fprintf(stderr, "%s: -m implicit needs at least 2 ranks\n", argv[0]);
         bad = true;
     }
     if (bad) {
         MPI_Finalize();
         return 1;
     }
-    MPI_Win_allocate(b.rank == 0 ? sizeof(uint64_t) : 0, sizeof(uint64_t), MPI_INFO_NULL,
-                     MPI_COMM_WORLD, &b.loc, &b.win);
+    MPI_Win_allocate(b.rank == 0 ? sizeof(uint64_t) : 0, sizeof(uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &b.loc, &b.win);
     MPI_Comm_split(MPI_COMM_WORLD, b.rank == 0 ? MPI_UNDEFINED : 1, b.rank, &b.origins);
 
     if (b.mode == MODE_IMPLICIT)
@@ -322,8 +317,7 @@ int main(int argc, char **argv)
     else
         run_keepmin(&b);
 
-    if (b.origins != MPI_COMM_NULL)
-        MPI_Comm_free(&b.origins);
+    if (b.origins != MPI_COMM_NULL) MPI_Comm_free(&b.origins);
     MPI_Win_free(&b.win);
     MPI_Finalize();
     return b.ok ? 0 : 1;

@@ -32,12 +32,14 @@ static double run(const char *ordering, int window, int iters, int check, int *b
         const long one = 1;
         MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
         for (int w = 0; w < 2; w++) { /* warm-up */
-            for (int i = 0; i < window; i++) MPI_Accumulate(&one, 1, MPI_LONG, 1, 0, 1, MPI_LONG, MPI_SUM, win);
+            for (int i = 0; i < window; i++)
+                MPI_Accumulate(&one, 1, MPI_LONG, 1, 0, 1, MPI_LONG, MPI_SUM, win);
             MPI_Win_flush(1, win);
         }
         double t0 = MPI_Wtime();
         for (int it = 0; it < iters; it++) {
-            for (int i = 0; i < window; i++) MPI_Accumulate(&one, 1, MPI_LONG, 1, 0, 1, MPI_LONG, MPI_SUM, win);
+            for (int i = 0; i < window; i++)
+                MPI_Accumulate(&one, 1, MPI_LONG, 1, 0, 1, MPI_LONG, MPI_SUM, win);
             MPI_Win_flush(1, win);
         }
         t = MPI_Wtime() - t0;
@@ -46,7 +48,7 @@ static double run(const char *ordering, int window, int iters, int check, int *b
     MPI_Barrier(MPI_COMM_WORLD);
     if (check && 1 == rank) {
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
-        long want = (long) window * (iters + 2);
+        long want = (long)window * (iters + 2);
         if (*mem != want) {
             fprintf(stderr, "osc_acc_rate: ordering %s: sum %ld, want %ld\n", ordering, *mem, want);
             *bad = 1;
@@ -64,9 +66,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     while ((opt = getopt(argc, argv, "n:i:c")) != -1) {
-        if ('n' == opt) window = atoi(optarg);
-        else if ('i' == opt) iters = atoi(optarg);
-        else if ('c' == opt) check = 1;
+        if ('n' == opt)
+            window = atoi(optarg);
+        else if ('i' == opt)
+            iters = atoi(optarg);
+        else if ('c' == opt)
+            check = 1;
     }
     if (2 != size || window <= 0 || iters <= 0) {
         if (0 == rank) fprintf(stderr, "usage: mpirun -np 2 osc_acc_rate [-n WINDOW] [-i ITERS] [-c]\n");
@@ -75,12 +80,15 @@ int main(int argc, char **argv)
     }
     const char *orderings[] = {"rar,raw,war,waw", "none"};
     int bad = 0;
-    if (0 == rank) printf("# %d back-to-back 8-byte MPI_Accumulate(SUM, MPI_LONG) then one flush, %d times\n"
-                          "# ordering            Macc/s    us/acc\n", window, iters);
+    if (0 == rank)
+        printf(
+            "# %d back-to-back 8-byte MPI_Accumulate(SUM, MPI_LONG) then one flush, %d times\n"
+            "# ordering            Macc/s    us/acc\n",
+            window, iters);
     for (int o = 0; o < 2; o++) {
         double t = run(orderings[o], window, iters, check, &bad);
         if (0 == rank) {
-            double n = (double) window * iters;
+            double n = (double)window * iters;
             printf("%-18s %9.3f %9.3f\n", orderings[o], n / t / 1e6, t / n * 1e6);
         }
     }

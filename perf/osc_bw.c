@@ -34,24 +34,20 @@
 #define DEFAULT_WINDOW 64L          /* OSU's window size */
 #define MAX_WINDOW (1L << 20)
 #define MAX_ALLOWED_BYTES (1L << 30) /* W * MAX, per buffer */
-#define LARGE_MESSAGE_SIZE 8192L    /* above this: fewer iterations */
-#define ITERS_SMALL 100L            /* OSU's bandwidth-test defaults */
+#define LARGE_MESSAGE_SIZE 8192L     /* above this: fewer iterations */
+#define ITERS_SMALL 100L             /* OSU's bandwidth-test defaults */
 #define WARMUP_SMALL 10L
 #define ITERS_LARGE 20L
 #define WARMUP_LARGE 2L
-#define GUARD_BYTES 64L             /* checked for overruns in -c mode */
+#define GUARD_BYTES 64L /* checked for overruns in -c mode */
 #define WIN_ALIGN 4096L
 #define MAX_REPORTED_MISMATCHES 5
 
 enum test_kind { T_PUT_BW, T_GET_BW, T_PUT_BIBW, T_PUT_RATE, T_COUNT_ };
 
-static const char *const test_names[T_COUNT_] = {
-    "put_bw", "get_bw", "put_bibw", "put_rate"
-};
-static const char *const test_titles[T_COUNT_] = {
-    "MPI_Put bandwidth", "MPI_Get bandwidth", "MPI_Put bi-directional bandwidth",
-    "MPI_Put message rate"
-};
+static const char *const test_names[T_COUNT_] = {"put_bw", "get_bw", "put_bibw", "put_rate"};
+static const char *const test_titles[T_COUNT_] = {"MPI_Put bandwidth", "MPI_Get bandwidth",
+                                                  "MPI_Put bi-directional bandwidth", "MPI_Put message rate"};
 /* What one iteration does, as printed in the header. */
 static const char *const sync_descr[BENCH_SYNCS] = {
     "MPI_Win_fence, W ops, MPI_Win_fence",
@@ -59,18 +55,17 @@ static const char *const sync_descr[BENCH_SYNCS] = {
     "W ops, MPI_Win_flush (one lock held for the whole loop)",
     "W ops, MPI_Win_flush_local (one lock held for the whole loop)",
     "MPI_Win_lock_all, W ops, MPI_Win_unlock_all",
-    "MPI_Win_start, W ops, MPI_Win_complete / MPI_Win_post, MPI_Win_wait"
-};
+    "MPI_Win_start, W ops, MPI_Win_complete / MPI_Win_post, MPI_Win_wait"};
 
 struct options {
     enum test_kind test;
     enum bench_flavor flavor;
     enum bench_sync sync;
-    int sync_given;         /* -s seen: put_bibw defaults to pscw like OSU */
-    int range_given;        /* -m seen: put_rate defaults to 8 bytes */
+    int sync_given;  /* -s seen: put_bibw defaults to pscw like OSU */
+    int range_given; /* -m seen: put_rate defaults to 8 bytes */
     long min_size, max_size;
-    long window;            /* operations per synchronization */
-    struct bench_iters it;  /* OSU-like defaults depending on size */
+    long window;           /* operations per synchronization */
+    struct bench_iters it; /* OSU-like defaults depending on size */
     int check;
     int exclusive;
 };
@@ -78,13 +73,13 @@ struct options {
 struct bench {
     struct options opt;
     int rank, peer;
-    int origin;             /* this rank issues operations */
-    int target;             /* this rank's window is accessed by the peer */
+    int origin; /* this rank issues operations */
+    int target; /* this rank's window is accessed by the peer */
     struct bench_win w;
-    unsigned char *lbuf;    /* origin buffer: put source / get destination */
-    size_t wbytes;          /* bytes of wbuf and lbuf */
+    unsigned char *lbuf; /* origin buffer: put source / get destination */
+    size_t wbytes;       /* bytes of wbuf and lbuf */
     MPI_Group peer_group;
-    long size;              /* current message size in bytes */
+    long size; /* current message size in bytes */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -93,24 +88,23 @@ struct bench {
 static void usage(FILE *f)
 {
     fprintf(f,
-        "Usage: mpirun -np 2 osc_bw [options]\n"
-        "  -t TEST    put_bw|get_bw|put_bibw|put_rate             (default put_bw)\n"
-        "  -w FLAVOR  create|allocate|dynamic                     (default allocate)\n"
-        "  -s SYNC    fence|lock|flush|flush_local|lock_all|pscw  (default flush;\n"
-        "             put_bibw: pscw|fence|flush|lock_all, default pscw)\n"
-        "  -m [MIN:]MAX  message sizes in bytes, powers of two from MIN to MAX\n"
-        "             (default %ld:%ld; put_rate: %ld)\n"
-        "  -W WINDOW  operations issued per synchronization (default %ld)\n"
-        "  -i ITERS   timed iterations (windows) per size (default %ld, %ld above %ld B)\n"
-        "  -x WARMUP  untimed warmup iterations per size (default %ld, %ld above %ld B)\n"
-        "  -c         check mode: verify every byte moved after each size,\n"
-        "             exit %d on mismatch\n"
-        "  -e         use MPI_LOCK_EXCLUSIVE for lock/flush/flush_local\n"
-        "             (default MPI_LOCK_SHARED, like OSU)\n"
-        "  -h         this help\n",
-        DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE, DEFAULT_RATE_SIZE, DEFAULT_WINDOW,
-        ITERS_SMALL, ITERS_LARGE, LARGE_MESSAGE_SIZE,
-        WARMUP_SMALL, WARMUP_LARGE, LARGE_MESSAGE_SIZE, BENCH_EXIT_CHECK);
+            "Usage: mpirun -np 2 osc_bw [options]\n"
+            "  -t TEST    put_bw|get_bw|put_bibw|put_rate             (default put_bw)\n"
+            "  -w FLAVOR  create|allocate|dynamic                     (default allocate)\n"
+            "  -s SYNC    fence|lock|flush|flush_local|lock_all|pscw  (default flush;\n"
+            "             put_bibw: pscw|fence|flush|lock_all, default pscw)\n"
+            "  -m [MIN:]MAX  message sizes in bytes, powers of two from MIN to MAX\n"
+            "             (default %ld:%ld; put_rate: %ld)\n"
+            "  -W WINDOW  operations issued per synchronization (default %ld)\n"
+            "  -i ITERS   timed iterations (windows) per size (default %ld, %ld above %ld B)\n"
+            "  -x WARMUP  untimed warmup iterations per size (default %ld, %ld above %ld B)\n"
+            "  -c         check mode: verify every byte moved after each size,\n"
+            "             exit %d on mismatch\n"
+            "  -e         use MPI_LOCK_EXCLUSIVE for lock/flush/flush_local\n"
+            "             (default MPI_LOCK_SHARED, like OSU)\n"
+            "  -h         this help\n",
+            DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE, DEFAULT_RATE_SIZE, DEFAULT_WINDOW, ITERS_SMALL, ITERS_LARGE,
+            LARGE_MESSAGE_SIZE, WARMUP_SMALL, WARMUP_LARGE, LARGE_MESSAGE_SIZE, BENCH_EXIT_CHECK);
 }
 
 static int bibw_sync_ok(enum bench_sync s)
@@ -125,8 +119,8 @@ static int parse_options(int argc, char **argv, struct options *o)
     int test = T_PUT_BW, flavor = BENCH_ALLOCATE, sync = BENCH_SYNC_FLUSH;
     memset(o, 0, sizeof *o);
     o->window = DEFAULT_WINDOW;
-    o->it = (struct bench_iters){-1, -1, ITERS_SMALL, WARMUP_SMALL, ITERS_LARGE, WARMUP_LARGE,
-                                 LARGE_MESSAGE_SIZE};
+    o->it = (struct bench_iters){-1,          -1,           ITERS_SMALL,       WARMUP_SMALL,
+                                 ITERS_LARGE, WARMUP_LARGE, LARGE_MESSAGE_SIZE};
     const struct bench_opt opts[] = {
         {'t', BENCH_NAME, &test, 0, T_COUNT_, test_names, NULL},
         {'w', BENCH_NAME, &flavor, 0, BENCH_FLAVORS, bench_flavor_names, NULL},
@@ -151,11 +145,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         return bench_require(0, usage, "-t put_bibw supports -s pscw, fence, flush or lock_all, not %s",
                              bench_sync_names[o->sync]);
     if (o->min_size > o->max_size)
-        return bench_require(0, usage, "-m: MIN (%ld) is larger than MAX (%ld)", o->min_size,
-                             o->max_size);
+        return bench_require(0, usage, "-m: MIN (%ld) is larger than MAX (%ld)", o->min_size, o->max_size);
     return bench_require(o->max_size <= MAX_ALLOWED_BYTES / o->window, usage,
-                         "-W %ld times -m MAX %ld exceeds %ld bytes per buffer", o->window,
-                         o->max_size, MAX_ALLOWED_BYTES);
+                         "-W %ld times -m MAX %ld exceeds %ld bytes per buffer", o->window, o->max_size,
+                         MAX_ALLOWED_BYTES);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -195,8 +188,8 @@ static void fill_pattern(unsigned char *buf, long from, long to, uint64_t seed, 
     }
 }
 
-static long check_pattern(const struct bench *b, const char *what, const unsigned char *buf,
-                          long from, long to, uint64_t seed, int xor_mask, long nbad)
+static long check_pattern(const struct bench *b, const char *what, const unsigned char *buf, long from,
+                          long to, uint64_t seed, int xor_mask, long nbad)
 {
     uint64_t w = 0;
 
@@ -207,10 +200,11 @@ static long check_pattern(const struct bench *b, const char *what, const unsigne
         if (buf[j] == want) continue;
         if (nbad < MAX_REPORTED_MISMATCHES) {
             const long op = b->size > 0 ? j / b->size : 0;
-            fprintf(stderr, "osc_bw: CHECK FAILED: rank %d, -t %s -s %s size %ld: "
-                            "%s[%ld] (op %ld%s) = 0x%02x, expected 0x%02x\n",
-                    b->rank, test_names[b->opt.test], bench_sync_names[b->opt.sync], b->size,
-                    what, j, op, op >= b->opt.window ? ", guard" : "", buf[j], want);
+            fprintf(stderr,
+                    "osc_bw: CHECK FAILED: rank %d, -t %s -s %s size %ld: "
+                    "%s[%ld] (op %ld%s) = 0x%02x, expected 0x%02x\n",
+                    b->rank, test_names[b->opt.test], bench_sync_names[b->opt.sync], b->size, what, j, op,
+                    op >= b->opt.window ? ", guard" : "", buf[j], want);
         }
         nbad++;
     }
@@ -220,10 +214,16 @@ static long check_pattern(const struct bench *b, const char *what, const unsigne
 /* ------------------------------------------------------------------------ */
 /* per-size data set-up and verification                                    */
 
-static int is_get(const struct bench *b) { return b->opt.test == T_GET_BW; }
+static int is_get(const struct bench *b)
+{
+    return b->opt.test == T_GET_BW;
+}
 
 /* Bytes one window of operations covers, plus the guard behind it. */
-static long span(const struct bench *b) { return b->opt.window * b->size; }
+static long span(const struct bench *b)
+{
+    return b->opt.window * b->size;
+}
 
 /* Before the warmup: origin buffer and window for this size. */
 static void setup_size(struct bench *b)
@@ -286,8 +286,7 @@ static long verify_size(struct bench *b)
         MPI_CK(MPI_Win_unlock(b->rank, b->w.win));
     }
     if (nbad > MAX_REPORTED_MISMATCHES) {
-        fprintf(stderr, "osc_bw: CHECK FAILED: rank %d: %ld bad bytes in total\n",
-                b->rank, nbad);
+        fprintf(stderr, "osc_bw: CHECK FAILED: rank %d: %ld bad bytes in total\n", b->rank, nbad);
     }
     fflush(stderr);
     return nbad;
@@ -370,8 +369,7 @@ static void run_iterations(struct bench *b, long n)
             if (b->target) MPI_CK(MPI_Win_wait(b->w.win));
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -407,11 +405,9 @@ static void print_header(const struct bench *b)
 {
     const struct options *o = &b->opt;
 
-    printf("# osc_bw: %s test (osc/fabric perf suite, OSU-compatible output)\n",
-           test_titles[o->test]);
+    printf("# osc_bw: %s test (osc/fabric perf suite, OSU-compatible output)\n", test_titles[o->test]);
     printf("# Window creation: %s\n", bench_flavor_mpi_names[o->flavor]);
-    printf("# Synchronization: %s%s\n", sync_descr[o->sync],
-           o->test == T_PUT_BIBW ? " (both ranks)" : "");
+    printf("# Synchronization: %s%s\n", sync_descr[o->sync], o->test == T_PUT_BIBW ? " (both ranks)" : "");
     printf("# Datatype: MPI_CHAR\n");
     bench_print_lock_type(o->sync, o->exclusive);
     printf("# Window size: W = %ld operations per synchronization\n", o->window);
@@ -455,8 +451,7 @@ int main(int argc, char **argv)
 
     if (nprocs != 2) {
         if (b.rank == 0) {
-            fprintf(stderr, "osc_bw: this benchmark needs exactly 2 MPI processes, got %d\n",
-                    nprocs);
+            fprintf(stderr, "osc_bw: this benchmark needs exactly 2 MPI processes, got %d\n", nprocs);
         }
         MPI_Finalize();
         return BENCH_EXIT_USAGE;
@@ -496,9 +491,11 @@ int main(int argc, char **argv)
             MPI_CK(MPI_Allreduce(&bad, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
             if (any != 0) {
                 if (b.rank == 0) {
-                    fprintf(stderr, "osc_bw: CHECK FAILED for -t %s -w %s -s %s size %ld "
-                                    "(%ld bad bytes)\n", test_names[b.opt.test],
-                            bench_flavor_names[b.opt.flavor], bench_sync_names[b.opt.sync], size, any);
+                    fprintf(stderr,
+                            "osc_bw: CHECK FAILED for -t %s -w %s -s %s size %ld "
+                            "(%ld bad bytes)\n",
+                            test_names[b.opt.test], bench_flavor_names[b.opt.flavor],
+                            bench_sync_names[b.opt.sync], size, any);
                 }
                 rc = BENCH_EXIT_CHECK;
                 break;

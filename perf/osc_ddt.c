@@ -33,10 +33,10 @@
 #define MAX_TOTAL (1L << 28)
 
 enum kind { K_PUT, K_GET, K_N };
-static const char *const kind_names[K_N] = { "put", "get" };
+static const char *const kind_names[K_N] = {"put", "get"};
 /* Which sides are strided. */
 enum layout { L_BOTH, L_ORIGIN, L_TARGET, L_N };
-static const char *const layout_names[L_N] = { "both", "origin", "target" };
+static const char *const layout_names[L_N] = {"both", "origin", "target"};
 
 struct options {
     int kind;
@@ -50,16 +50,16 @@ struct options {
 static void usage(FILE *f)
 {
     fprintf(f,
-        "Usage: mpirun -np 2 osc_ddt [options]\n"
-        "  -t put|get     operation (default put)\n"
-        "  -L both|origin|target  the strided sides; the others are contiguous (default both)\n"
-        "  -T TOTAL       bytes moved by one operation (default %ld)\n"
-        "  -m [MIN:]MAX   segment sizes, powers of two (default %ld:%ld)\n"
-        "  -i ITERS       timed operations per size and layout (default 100, 20 above 8 B)\n"
-        "  -x WARMUP      untimed operations first (default 10, 2 above 8 B)\n"
-        "  -c             check the data after each size\n"
-        "  -h             this help\n",
-        DEFAULT_TOTAL, DEFAULT_MIN, DEFAULT_MAX);
+            "Usage: mpirun -np 2 osc_ddt [options]\n"
+            "  -t put|get     operation (default put)\n"
+            "  -L both|origin|target  the strided sides; the others are contiguous (default both)\n"
+            "  -T TOTAL       bytes moved by one operation (default %ld)\n"
+            "  -m [MIN:]MAX   segment sizes, powers of two (default %ld:%ld)\n"
+            "  -i ITERS       timed operations per size and layout (default 100, 20 above 8 B)\n"
+            "  -x WARMUP      untimed operations first (default 10, 2 above 8 B)\n"
+            "  -c             check the data after each size\n"
+            "  -h             this help\n",
+            DEFAULT_TOTAL, DEFAULT_MIN, DEFAULT_MAX);
 }
 
 static int parse(int argc, char **argv, struct options *o)
@@ -89,7 +89,10 @@ static int parse(int argc, char **argv, struct options *o)
 }
 
 /* Byte j of the data of a size: differs by position and size, never 0. */
-static unsigned char data_byte(long size, long j) { return (unsigned char)(1 + (j * 131 + size * 7) % 251); }
+static unsigned char data_byte(long size, long j)
+{
+    return (unsigned char)(1 + (j * 131 + size * 7) % 251);
+}
 
 /* The layout of one side: nseg segments of seg bytes, one every stride bytes. */
 static MPI_Datatype vector_of(long nseg, long seg, long stride)
@@ -101,8 +104,8 @@ static MPI_Datatype vector_of(long nseg, long seg, long stride)
 }
 
 /* Times iters operations (one op + flush each), after warmup ones. */
-static double run(const struct options *o, MPI_Win win, unsigned char *lbuf, int count,
-                  MPI_Datatype ltype, MPI_Datatype ttype, long iters, long warmup)
+static double run(const struct options *o, MPI_Win win, unsigned char *lbuf, int count, MPI_Datatype ltype,
+                  MPI_Datatype ttype, long iters, long warmup)
 {
     double t0 = 0;
     for (long i = 0; i < warmup + iters; i++) {
@@ -136,10 +139,11 @@ int main(int argc, char **argv)
     bench_win_create(&w, BENCH_ALLOCATE, bytes, 4096, 1 - rank);
     unsigned char *lbuf = bench_alloc(4096, bytes);
     if (rank == 0) {
-        printf("# osc_ddt: MPI_%s of %ld bytes as vectors of S-byte segments (strided: %s; origin\n"
-               "# stride 2S, target 3S) and as one contiguous block; MPI_Win_allocate, lock held,\n"
-               "# one operation + MPI_Win_flush per iteration.\n",
-               o.kind == K_PUT ? "Put" : "Get", o.total, layout_names[o.layout]);
+        printf(
+            "# osc_ddt: MPI_%s of %ld bytes as vectors of S-byte segments (strided: %s; origin\n"
+            "# stride 2S, target 3S) and as one contiguous block; MPI_Win_allocate, lock held,\n"
+            "# one operation + MPI_Win_flush per iteration.\n",
+            o.kind == K_PUT ? "Put" : "Get", o.total, layout_names[o.layout]);
         bench_print_library();
         bench_print_iterations(&o.it);
         printf("%-10s %10s %14s %14s %10s\n", "# Segment", "Segments", "DDT MB/s", "Contig MB/s", "Ratio");

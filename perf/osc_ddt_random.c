@@ -36,15 +36,15 @@ struct options {
 static void usage(FILE *f)
 {
     fprintf(f,
-        "Usage: mpirun -np 2 osc_ddt_random [options]\n"
-        "  -o put|get|acc     operation (default put; acc is MPI_SUM on MPI_INT)\n"
-        "  -s fence|lock|pscw synchronization of each round's epoch (default fence)\n"
-        "  -n INTS            ints moved by each call (default 262144)\n"
-        "  -r ROUNDS          timed rounds, a new pair of datatypes each (default 20)\n"
-        "  -x WARMUP          untimed rounds first (default 1: connections, first touches)\n"
-        "  -S SEED            seed of the datatypes (default 1)\n"
-        "  -c                 check every int after every round\n"
-        "  -h                 this help\n");
+            "Usage: mpirun -np 2 osc_ddt_random [options]\n"
+            "  -o put|get|acc     operation (default put; acc is MPI_SUM on MPI_INT)\n"
+            "  -s fence|lock|pscw synchronization of each round's epoch (default fence)\n"
+            "  -n INTS            ints moved by each call (default 262144)\n"
+            "  -r ROUNDS          timed rounds, a new pair of datatypes each (default 20)\n"
+            "  -x WARMUP          untimed rounds first (default 1: connections, first touches)\n"
+            "  -S SEED            seed of the datatypes (default 1)\n"
+            "  -c                 check every int after every round\n"
+            "  -h                 this help\n");
 }
 
 /* xorshift64*: the same numbers on both ranks from the same seed. */
@@ -55,7 +55,10 @@ static uint64_t next_random(uint64_t *s)
     *s ^= *s >> 27;
     return *s * 2685821657736338717ULL;
 }
-static long pick(uint64_t *s, long lo, long hi) { return lo + (long)(next_random(s) % (uint64_t)(hi - lo + 1)); }
+static long pick(uint64_t *s, long lo, long hi)
+{
+    return lo + (long)(next_random(s) % (uint64_t)(hi - lo + 1));
+}
 
 /* A random datatype of exactly n ints: `tiles` copies, a stride apart, of an indexed
  * tile of n / tiles ints whose blocks and gaps are drawn around one typical length
@@ -93,20 +96,29 @@ static MPI_Datatype random_type(uint64_t *s, long n, long *span)
 }
 
 /* The n ints a round moves, in datatype order. */
-static int value(long round, long k, int side) { return (int)((k * 2654435761u + (unsigned long)round * 97u) % 1000003u) + side; }
+static int value(long round, long k, int side)
+{
+    return (int)((k * 2654435761u + (unsigned long)round * 97u) % 1000003u) + side;
+}
 
 static void epoch_begin(const struct options *o, MPI_Win win, MPI_Group peer, int rank)
 {
-    if (o->sync == S_FENCE) MPI_CK(MPI_Win_fence(0, win));
-    else if (o->sync == S_LOCK && rank == 0) MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
-    else if (o->sync == S_PSCW) MPI_CK(rank == 0 ? MPI_Win_start(peer, 0, win) : MPI_Win_post(peer, 0, win));
+    if (o->sync == S_FENCE)
+        MPI_CK(MPI_Win_fence(0, win));
+    else if (o->sync == S_LOCK && rank == 0)
+        MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
+    else if (o->sync == S_PSCW)
+        MPI_CK(rank == 0 ? MPI_Win_start(peer, 0, win) : MPI_Win_post(peer, 0, win));
 }
 
 static void epoch_end(const struct options *o, MPI_Win win, int rank)
 {
-    if (o->sync == S_FENCE) MPI_CK(MPI_Win_fence(0, win));
-    else if (o->sync == S_LOCK && rank == 0) MPI_CK(MPI_Win_unlock(1, win));
-    else if (o->sync == S_PSCW) MPI_CK(rank == 0 ? MPI_Win_complete(win) : MPI_Win_wait(win));
+    if (o->sync == S_FENCE)
+        MPI_CK(MPI_Win_fence(0, win));
+    else if (o->sync == S_LOCK && rank == 0)
+        MPI_CK(MPI_Win_unlock(1, win));
+    else if (o->sync == S_PSCW)
+        MPI_CK(rank == 0 ? MPI_Win_complete(win) : MPI_Win_wait(win));
 }
 
 /* Packs (buf, type) and compares it with the round's expected ints; returns how many differ. */
@@ -154,10 +166,13 @@ int main(int argc, char **argv)
     const int other = 1 - rank;
     MPI_Group_incl(world, 1, &other, &peer);
     if (rank == 0) {
-        printf("# osc_ddt_random: MPI_%s of %ld MPI_INT between random derived datatypes, one call\n"
-               "# per %s epoch, a new pair of datatypes each round (seed %ld); MPI_Win_allocate.\n",
-               o.op == O_PUT ? "Put" : o.op == O_GET ? "Get" : "Accumulate (MPI_SUM)", o.ints,
-               sync_names[o.sync], o.seed);
+        printf(
+            "# osc_ddt_random: MPI_%s of %ld MPI_INT between random derived datatypes, one call\n"
+            "# per %s epoch, a new pair of datatypes each round (seed %ld); MPI_Win_allocate.\n",
+            o.op == O_PUT   ? "Put"
+            : o.op == O_GET ? "Get"
+                            : "Accumulate (MPI_SUM)",
+            o.ints, sync_names[o.sync], o.seed);
         bench_print_library();
         printf("%-10s %14s %14s %14s\n", "# Rounds", "Seconds", "ms per call", "MB/s");
         fflush(stdout);
@@ -182,9 +197,12 @@ int main(int argc, char **argv)
         const double t0 = MPI_Wtime();
         epoch_begin(&o, w.win, peer, rank);
         if (rank == 0) {
-            if (o.op == O_PUT) MPI_CK(MPI_Put(local, 1, otype, 1, 0, 1, ttype, w.win));
-            else if (o.op == O_GET) MPI_CK(MPI_Get(local, 1, otype, 1, 0, 1, ttype, w.win));
-            else MPI_CK(MPI_Accumulate(local, 1, otype, 1, 0, 1, ttype, MPI_SUM, w.win));
+            if (o.op == O_PUT)
+                MPI_CK(MPI_Put(local, 1, otype, 1, 0, 1, ttype, w.win));
+            else if (o.op == O_GET)
+                MPI_CK(MPI_Get(local, 1, otype, 1, 0, 1, ttype, w.win));
+            else
+                MPI_CK(MPI_Accumulate(local, 1, otype, 1, 0, 1, ttype, MPI_SUM, w.win));
         }
         epoch_end(&o, w.win, rank);
         if (r >= 0) total += MPI_Wtime() - t0;
@@ -194,7 +212,8 @@ int main(int argc, char **argv)
             const int lands_here = o.op == O_GET ? rank == 0 : rank == 1;
             if (lands_here) {
                 for (long k = 0; k < o.ints; k++)
-                    want[k] = o.op == O_ACC ? value(r, k, 0) + value(r, k, 1) : value(r, k, o.op == O_GET ? 1 : 0);
+                    want[k] =
+                        o.op == O_ACC ? value(r, k, 0) + value(r, k, 1) : value(r, k, o.op == O_GET ? 1 : 0);
                 bad += compare(mine, mytype, want, scratch, o.ints);
             }
         }

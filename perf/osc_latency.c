@@ -31,37 +31,31 @@
 #define DEFAULT_MIN_SIZE 1L
 #define DEFAULT_MAX_SIZE (1L << 22) /* 4 MiB, like OSU */
 #define MAX_ALLOWED_SIZE (1L << 30)
-#define LARGE_MESSAGE_SIZE 8192L    /* above this: fewer iterations */
+#define LARGE_MESSAGE_SIZE 8192L /* above this: fewer iterations */
 #define ITERS_SMALL 10000L
 #define WARMUP_SMALL 100L
 #define ITERS_LARGE 1000L
 #define WARMUP_LARGE 10L
-#define ATOMIC_SIZE 8L              /* fop/cas: one 64-bit integer */
-#define GUARD_BYTES 64L             /* checked for overruns in -c mode */
+#define ATOMIC_SIZE 8L  /* fop/cas: one 64-bit integer */
+#define GUARD_BYTES 64L /* checked for overruns in -c mode */
 #define WIN_ALIGN 4096L
 #define MAX_REPORTED_MISMATCHES 5
 
 enum op_kind { OP_PUT, OP_GET, OP_ACC, OP_GET_ACC, OP_FOP, OP_CAS, OP_COUNT_ };
 
-static const char *const op_names[OP_COUNT_] = {
-    "put", "get", "acc", "get_acc", "fop", "cas"
-};
+static const char *const op_names[OP_COUNT_] = {"put", "get", "acc", "get_acc", "fop", "cas"};
 static const char *const op_mpi_names[OP_COUNT_] = {
-    "MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate",
-    "MPI_Fetch_and_op", "MPI_Compare_and_swap"
-};
+    "MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap"};
 static const char *const sync_mpi_names[BENCH_SYNCS] = {
-    "MPI_Win_fence", "MPI_Win_lock/unlock", "MPI_Win_flush",
-    "MPI_Win_flush_local", "MPI_Win_lock_all/unlock_all",
-    "MPI_Win_post/start/complete/wait"
-};
+    "MPI_Win_fence",       "MPI_Win_lock/unlock",         "MPI_Win_flush",
+    "MPI_Win_flush_local", "MPI_Win_lock_all/unlock_all", "MPI_Win_post/start/complete/wait"};
 
 struct options {
     enum op_kind op;
     enum bench_flavor flavor;
     enum bench_sync sync;
     long min_size, max_size;
-    struct bench_iters it;  /* OSU-like defaults depending on size */
+    struct bench_iters it; /* OSU-like defaults depending on size */
     int check;
     int exclusive;
 };
@@ -69,13 +63,13 @@ struct options {
 struct bench {
     struct options opt;
     int rank, peer;
-    int pingpong;           /* fence/pscw: both ranks are origin and target */
+    int pingpong; /* fence/pscw: both ranks are origin and target */
     struct bench_win w;
-    size_t wbytes;          /* usable window size */
+    size_t wbytes; /* usable window size */
     MPI_Group peer_group;
     unsigned char *sbuf, *rbuf, *cbuf; /* origin, result, compare buffers */
-    long size;              /* current message size in bytes */
-    int count;              /* elements per operation */
+    long size;                         /* current message size in bytes */
+    int count;                         /* elements per operation */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -84,24 +78,23 @@ struct bench {
 static void usage(FILE *f)
 {
     fprintf(f,
-        "Usage: mpirun -np 2 osc_latency [options]\n"
-        "  -o OP      put|get|acc|get_acc|fop|cas            (default put)\n"
-        "  -w FLAVOR  create|allocate|dynamic                (default allocate)\n"
-        "  -s SYNC    fence|lock|flush|flush_local|lock_all|pscw (default flush)\n"
-        "  -m [MIN:]MAX  message sizes in bytes, powers of two from MIN to MAX\n"
-        "             (default %ld:%ld; put/get/acc/get_acc only, acc/get_acc\n"
-        "             use MPI_INT so sizes below %zu are skipped; fop/cas always\n"
-        "             use one 8-byte MPI_UINT64_T)\n"
-        "  -i ITERS   timed iterations per size (default %ld, %ld above %ld B)\n"
-        "  -x WARMUP  untimed warmup iterations per size (default %ld, %ld above %ld B)\n"
-        "  -c         check mode: verify target/result data after each size,\n"
-        "             exit %d on mismatch\n"
-        "  -e         use MPI_LOCK_EXCLUSIVE for lock/flush/flush_local\n"
-        "             (default MPI_LOCK_SHARED, like OSU)\n"
-        "  -h         this help\n",
-        DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE, sizeof(int),
-        ITERS_SMALL, ITERS_LARGE, LARGE_MESSAGE_SIZE,
-        WARMUP_SMALL, WARMUP_LARGE, LARGE_MESSAGE_SIZE, BENCH_EXIT_CHECK);
+            "Usage: mpirun -np 2 osc_latency [options]\n"
+            "  -o OP      put|get|acc|get_acc|fop|cas            (default put)\n"
+            "  -w FLAVOR  create|allocate|dynamic                (default allocate)\n"
+            "  -s SYNC    fence|lock|flush|flush_local|lock_all|pscw (default flush)\n"
+            "  -m [MIN:]MAX  message sizes in bytes, powers of two from MIN to MAX\n"
+            "             (default %ld:%ld; put/get/acc/get_acc only, acc/get_acc\n"
+            "             use MPI_INT so sizes below %zu are skipped; fop/cas always\n"
+            "             use one 8-byte MPI_UINT64_T)\n"
+            "  -i ITERS   timed iterations per size (default %ld, %ld above %ld B)\n"
+            "  -x WARMUP  untimed warmup iterations per size (default %ld, %ld above %ld B)\n"
+            "  -c         check mode: verify target/result data after each size,\n"
+            "             exit %d on mismatch\n"
+            "  -e         use MPI_LOCK_EXCLUSIVE for lock/flush/flush_local\n"
+            "             (default MPI_LOCK_SHARED, like OSU)\n"
+            "  -h         this help\n",
+            DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE, sizeof(int), ITERS_SMALL, ITERS_LARGE, LARGE_MESSAGE_SIZE,
+            WARMUP_SMALL, WARMUP_LARGE, LARGE_MESSAGE_SIZE, BENCH_EXIT_CHECK);
 }
 
 /* Returns 0 to run, 1 for -h, -1 on error (message printed on rank 0). */
@@ -120,8 +113,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         {'e', BENCH_FLAG, &o->exclusive, 0, 0, NULL, NULL},
     };
     memset(o, 0, sizeof *o);
-    o->it = (struct bench_iters){-1, -1, ITERS_SMALL, WARMUP_SMALL, ITERS_LARGE, WARMUP_LARGE,
-                                 LARGE_MESSAGE_SIZE};
+    o->it = (struct bench_iters){-1,          -1,           ITERS_SMALL,       WARMUP_SMALL,
+                                 ITERS_LARGE, WARMUP_LARGE, LARGE_MESSAGE_SIZE};
     int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     if (rc) return rc;
     o->op = (enum op_kind)op;
@@ -137,19 +130,25 @@ static int parse_options(int argc, char **argv, struct options *o)
 /* data patterns (all values depend on the owning/sending rank and on the   */
 /* message size so that stale data from a previous size cannot pass)        */
 
-static int is_byte_op(enum op_kind op) { return op == OP_PUT || op == OP_GET; }
-static int is_int_op(enum op_kind op) { return op == OP_ACC || op == OP_GET_ACC; }
+static int is_byte_op(enum op_kind op)
+{
+    return op == OP_PUT || op == OP_GET;
+}
+static int is_int_op(enum op_kind op)
+{
+    return op == OP_ACC || op == OP_GET_ACC;
+}
 
 static unsigned char pat_byte(int owner, long size, long j)
 {
-    return (unsigned char)(((unsigned long)j * 131u + (unsigned long)size * 7u +
-                            (unsigned long)owner * 61u + 17u) & 0xffu);
+    return (unsigned char)(((unsigned long)j * 131u + (unsigned long)size * 7u + (unsigned long)owner * 61u +
+                            17u) &
+                           0xffu);
 }
 
 static unsigned int int_base(int owner, long size, long k)
 {
-    return 1000u + 7u * (unsigned int)k + 100000u * (unsigned int)owner +
-           3u * (unsigned int)size;
+    return 1000u + 7u * (unsigned int)k + 100000u * (unsigned int)owner + 3u * (unsigned int)size;
 }
 
 static unsigned int int_addend(int src, long k)
@@ -159,8 +158,7 @@ static unsigned int int_addend(int src, long k)
 
 static uint64_t u64_base(int owner, long k)
 {
-    return UINT64_C(0x1000000000000000) + ((uint64_t)owner << 40) +
-           (uint64_t)k * UINT64_C(0x10001);
+    return UINT64_C(0x1000000000000000) + ((uint64_t)owner << 40) + (uint64_t)k * UINT64_C(0x10001);
 }
 
 static uint64_t fop_addend(int src)
@@ -211,7 +209,10 @@ static long elements_for_size(enum op_kind op, long size)
 }
 
 /* Total number of operations each origin issues on its target for a size. */
-static long total_ops(long warmup, long iters) { return warmup + iters; }
+static long total_ops(long warmup, long iters)
+{
+    return warmup + iters;
+}
 
 static void setup_size(struct bench *b, long n_ops)
 {
@@ -232,8 +233,7 @@ static void setup_size(struct bench *b, long n_ops)
         const long gi = GUARD_BYTES / (long)sizeof(int);
         for (long k = 0; k < cnt + gi; k++) {
             put_uint(b->sbuf, k, int_addend(me, k));
-            put_uint(b->rbuf, k, ~(int_base(peer, size, k) +
-                                   (unsigned int)(n_ops - 1) * int_addend(me, k)));
+            put_uint(b->rbuf, k, ~(int_base(peer, size, k) + (unsigned int)(n_ops - 1) * int_addend(me, k)));
         }
         break;
     }
@@ -241,8 +241,8 @@ static void setup_size(struct bench *b, long n_ops)
     case OP_CAS: {
         const long gl = GUARD_BYTES / 8;
         const uint64_t expect = b->opt.op == OP_FOP
-            ? u64_base(peer, 0) + (uint64_t)(n_ops - 1) * fop_addend(me)
-            : cas_value(peer, me, n_ops - 1);
+                                    ? u64_base(peer, 0) + (uint64_t)(n_ops - 1) * fop_addend(me)
+                                    : cas_value(peer, me, n_ops - 1);
         for (long k = 0; k < 1 + gl; k++) {
             put_u64(b->sbuf, k, fop_addend(me));
             put_u64(b->cbuf, k, 0);
@@ -250,8 +250,7 @@ static void setup_size(struct bench *b, long n_ops)
         }
         break;
     }
-    default:
-        break;
+    default: break;
     }
 
     /* Local window memory: update it inside an exclusive self-lock epoch so
@@ -281,21 +280,19 @@ static void setup_size(struct bench *b, long n_ops)
         }
         if (b->opt.op == OP_CAS) put_u64(b->w.buf, 0, cas_value(me, peer, 0));
         break;
-    default:
-        break;
+    default: break;
     }
     MPI_CK(MPI_Win_unlock(me, b->w.win));
 }
 
-static long mismatch(struct bench *b, long nbad, const char *what, long idx,
-                     unsigned long long got, unsigned long long want)
+static long mismatch(struct bench *b, long nbad, const char *what, long idx, unsigned long long got,
+                     unsigned long long want)
 {
     if (nbad < MAX_REPORTED_MISMATCHES) {
         fprintf(stderr,
                 "osc_latency: CHECK FAILED: rank %d, %s %s size %ld: %s[%ld] = "
                 "0x%llx, expected 0x%llx\n",
-                b->rank, op_names[b->opt.op], bench_sync_names[b->opt.sync], b->size,
-                what, idx, got, want);
+                b->rank, op_names[b->opt.op], bench_sync_names[b->opt.sync], b->size, what, idx, got, want);
     }
     return nbad + 1;
 }
@@ -315,8 +312,8 @@ static long verify_size(struct bench *b, long n_ops)
         switch (b->opt.op) {
         case OP_GET:
             for (long j = 0; j < size + GUARD_BYTES; j++) {
-                unsigned char want = j < size ? pat_byte(peer, size, j)
-                                              : (unsigned char)~pat_byte(peer, size, j);
+                unsigned char want =
+                    j < size ? pat_byte(peer, size, j) : (unsigned char)~pat_byte(peer, size, j);
                 if (b->rbuf[j] != want) {
                     nbad = mismatch(b, nbad, "result byte", j, b->rbuf[j], want);
                 }
@@ -324,8 +321,7 @@ static long verify_size(struct bench *b, long n_ops)
             break;
         case OP_GET_ACC:
             for (long k = 0; k < cnt + GUARD_BYTES / (long)sizeof(int); k++) {
-                unsigned int last = int_base(peer, size, k) +
-                                    (unsigned int)(n_ops - 1) * int_addend(me, k);
+                unsigned int last = int_base(peer, size, k) + (unsigned int)(n_ops - 1) * int_addend(me, k);
                 unsigned int want = k < cnt ? last : ~last;
                 if (get_uint(b->rbuf, k) != want) {
                     nbad = mismatch(b, nbad, "result int", k, get_uint(b->rbuf, k), want);
@@ -334,9 +330,8 @@ static long verify_size(struct bench *b, long n_ops)
             break;
         case OP_FOP:
         case OP_CAS: {
-            uint64_t last = b->opt.op == OP_FOP
-                ? u64_base(peer, 0) + (uint64_t)(n_ops - 1) * fop_addend(me)
-                : cas_value(peer, me, n_ops - 1);
+            uint64_t last = b->opt.op == OP_FOP ? u64_base(peer, 0) + (uint64_t)(n_ops - 1) * fop_addend(me)
+                                                : cas_value(peer, me, n_ops - 1);
             for (long k = 0; k < 1 + GUARD_BYTES / 8; k++) {
                 uint64_t want = k == 0 ? last : ~last;
                 if (get_u64(b->rbuf, k) != want) {
@@ -345,8 +340,7 @@ static long verify_size(struct bench *b, long n_ops)
             }
             break;
         }
-        default:
-            break;
+        default: break;
         }
     }
 
@@ -359,10 +353,9 @@ static long verify_size(struct bench *b, long n_ops)
             for (long j = 0; j < size + GUARD_BYTES; j++) {
                 unsigned char want;
                 if (b->opt.op == OP_GET) {
-                    want = pat_byte(me, size, j);          /* untouched */
+                    want = pat_byte(me, size, j); /* untouched */
                 } else {
-                    want = j < size ? pat_byte(peer, size, j)
-                                    : (unsigned char)~pat_byte(peer, size, j);
+                    want = j < size ? pat_byte(peer, size, j) : (unsigned char)~pat_byte(peer, size, j);
                 }
                 if (b->w.buf[j] != want) {
                     nbad = mismatch(b, nbad, "window byte", j, b->w.buf[j], want);
@@ -384,24 +377,21 @@ static long verify_size(struct bench *b, long n_ops)
             for (long k = 0; k < 1 + GUARD_BYTES / 8; k++) {
                 uint64_t want = u64_base(me, k);
                 if (k == 0) {
-                    want = b->opt.op == OP_FOP
-                        ? u64_base(me, 0) + (uint64_t)n_ops * fop_addend(peer)
-                        : cas_value(me, peer, n_ops);
+                    want = b->opt.op == OP_FOP ? u64_base(me, 0) + (uint64_t)n_ops * fop_addend(peer)
+                                               : cas_value(me, peer, n_ops);
                 }
                 if (get_u64(b->w.buf, k) != want) {
                     nbad = mismatch(b, nbad, "window u64", k, get_u64(b->w.buf, k), want);
                 }
             }
             break;
-        default:
-            break;
+        default: break;
         }
         MPI_CK(MPI_Win_unlock(me, b->w.win));
     }
 
     if (nbad > MAX_REPORTED_MISMATCHES) {
-        fprintf(stderr, "osc_latency: CHECK FAILED: rank %d: %ld mismatches in total\n",
-                b->rank, nbad);
+        fprintf(stderr, "osc_latency: CHECK FAILED: rank %d: %ld mismatches in total\n", b->rank, nbad);
     }
     fflush(stderr);
     return nbad;
@@ -417,34 +407,26 @@ static inline void issue_op(struct bench *b, long iter)
     const int cnt = b->count;
 
     switch (b->opt.op) {
-    case OP_PUT:
-        MPI_CK(MPI_Put(b->sbuf, cnt, MPI_CHAR, peer, disp, cnt, MPI_CHAR, b->w.win));
-        break;
-    case OP_GET:
-        MPI_CK(MPI_Get(b->rbuf, cnt, MPI_CHAR, peer, disp, cnt, MPI_CHAR, b->w.win));
-        break;
+    case OP_PUT: MPI_CK(MPI_Put(b->sbuf, cnt, MPI_CHAR, peer, disp, cnt, MPI_CHAR, b->w.win)); break;
+    case OP_GET: MPI_CK(MPI_Get(b->rbuf, cnt, MPI_CHAR, peer, disp, cnt, MPI_CHAR, b->w.win)); break;
     case OP_ACC:
-        MPI_CK(MPI_Accumulate(b->sbuf, cnt, MPI_INT, peer, disp, cnt, MPI_INT,
-                              MPI_SUM, b->w.win));
+        MPI_CK(MPI_Accumulate(b->sbuf, cnt, MPI_INT, peer, disp, cnt, MPI_INT, MPI_SUM, b->w.win));
         break;
     case OP_GET_ACC:
-        MPI_CK(MPI_Get_accumulate(b->sbuf, cnt, MPI_INT, b->rbuf, cnt, MPI_INT,
-                                  peer, disp, cnt, MPI_INT, MPI_SUM, b->w.win));
+        MPI_CK(MPI_Get_accumulate(b->sbuf, cnt, MPI_INT, b->rbuf, cnt, MPI_INT, peer, disp, cnt, MPI_INT,
+                                  MPI_SUM, b->w.win));
         break;
     case OP_FOP:
-        MPI_CK(MPI_Fetch_and_op(b->sbuf, b->rbuf, MPI_UINT64_T, peer, disp,
-                                MPI_SUM, b->w.win));
+        MPI_CK(MPI_Fetch_and_op(b->sbuf, b->rbuf, MPI_UINT64_T, peer, disp, MPI_SUM, b->w.win));
         break;
     case OP_CAS:
         /* The previous operation is complete (every sync mode completes the
          * op before the next one is issued), so the buffers may be reused. */
         put_u64(b->cbuf, 0, cas_value(peer, b->rank, iter));
         put_u64(b->sbuf, 0, cas_value(peer, b->rank, iter + 1));
-        MPI_CK(MPI_Compare_and_swap(b->sbuf, b->cbuf, b->rbuf, MPI_UINT64_T,
-                                    peer, disp, b->w.win));
+        MPI_CK(MPI_Compare_and_swap(b->sbuf, b->cbuf, b->rbuf, MPI_UINT64_T, peer, disp, b->w.win));
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -499,8 +481,7 @@ static double run_passive(struct bench *b, long warmup, long iters)
         }
         t1 = MPI_Wtime();
         break;
-    default:
-        break;
+    default: break;
     }
     return (t1 - t0) * 1e6 / (double)iters;
 }
@@ -564,8 +545,7 @@ static void print_header(const struct bench *b)
     printf("# Window creation: %s\n", bench_flavor_mpi_names[o->flavor]);
     printf("# Synchronization: %s\n", sync_mpi_names[o->sync]);
     if (o->op == OP_FOP || o->op == OP_CAS) {
-        printf("# Datatype: MPI_UINT64_T (MPI_SUM), message size fixed at %ld bytes\n",
-               ATOMIC_SIZE);
+        printf("# Datatype: MPI_UINT64_T (MPI_SUM), message size fixed at %ld bytes\n", ATOMIC_SIZE);
     } else if (is_int_op(o->op)) {
         printf("# Datatype: MPI_INT (MPI_SUM), count = size / %zu\n", sizeof(int));
     } else {
@@ -574,8 +554,9 @@ static void print_header(const struct bench *b)
     bench_print_lock_type(o->sync, o->exclusive);
     bench_print_iterations(&o->it);
     if (b->pingpong) {
-        printf("# Latency: average over iterations of one epoch with one operation\n"
-               "#          (ranks alternate, half of a round trip, as OSU)\n");
+        printf(
+            "# Latency: average over iterations of one epoch with one operation\n"
+            "#          (ranks alternate, half of a round trip, as OSU)\n");
     } else {
         printf("# Latency: average time per operation incl. its synchronization\n");
     }
@@ -608,8 +589,10 @@ int main(int argc, char **argv)
 
     if (nprocs != 2) {
         if (b.rank == 0) {
-            fprintf(stderr, "osc_latency: this benchmark needs exactly 2 MPI processes "
-                            "(rank 0 = origin, rank 1 = target), got %d\n", nprocs);
+            fprintf(stderr,
+                    "osc_latency: this benchmark needs exactly 2 MPI processes "
+                    "(rank 0 = origin, rank 1 = target), got %d\n",
+                    nprocs);
         }
         MPI_Finalize();
         return BENCH_EXIT_USAGE;
@@ -622,8 +605,10 @@ int main(int argc, char **argv)
         last_size = b.opt.max_size;
         if (is_int_op(b.opt.op) && last_size < (long)sizeof(int)) {
             if (b.rank == 0) {
-                fprintf(stderr, "osc_latency: -o %s uses MPI_INT: -m MAX must be at "
-                                "least %zu\n", op_names[b.opt.op], sizeof(int));
+                fprintf(stderr,
+                        "osc_latency: -o %s uses MPI_INT: -m MAX must be at "
+                        "least %zu\n",
+                        op_names[b.opt.op], sizeof(int));
             }
             MPI_Finalize();
             return BENCH_EXIT_USAGE;
@@ -661,15 +646,9 @@ int main(int argc, char **argv)
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
 
         switch (b.opt.sync) {
-        case BENCH_SYNC_FENCE:
-            lat = run_fence(&b, warmup, iters);
-            break;
-        case BENCH_SYNC_PSCW:
-            lat = run_pscw(&b, warmup, iters);
-            break;
-        default:
-            lat = run_passive(&b, warmup, iters);
-            break;
+        case BENCH_SYNC_FENCE: lat = run_fence(&b, warmup, iters); break;
+        case BENCH_SYNC_PSCW: lat = run_pscw(&b, warmup, iters); break;
+        default: lat = run_passive(&b, warmup, iters); break;
         }
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
 
@@ -678,8 +657,9 @@ int main(int argc, char **argv)
             MPI_CK(MPI_Allreduce(&bad, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
             if (any != 0) {
                 if (b.rank == 0) {
-                    fprintf(stderr, "osc_latency: CHECK FAILED for -o %s -w %s -s %s "
-                                    "size %ld (%ld bad elements)\n",
+                    fprintf(stderr,
+                            "osc_latency: CHECK FAILED for -o %s -w %s -s %s "
+                            "size %ld (%ld bad elements)\n",
                             op_names[b.opt.op], bench_flavor_names[b.opt.flavor],
                             bench_sync_names[b.opt.sync], size, any);
                 }

@@ -37,8 +37,8 @@ static int check(int rc, const char *what)
 #define CK(call) check((call), #call)
 
 enum row { FLUSH_EMPTY, FLUSH_ALL_EMPTY, PUT_FLUSH, PUT_LOCK_ALL, PUT_LOCK, PUT_LOCK_EXCL, ROWS };
-static const char *const row_names[ROWS] = {"flush_empty", "flush_all_empty", "put_flush",
-                                            "put_lock_all", "put_lock", "put_lock_excl"};
+static const char *const row_names[ROWS] = {"flush_empty",  "flush_all_empty", "put_flush",
+                                            "put_lock_all", "put_lock",        "put_lock_excl"};
 
 /* One timed loop of `iters` repetitions of row r on the origin, after `warmup`. */
 static double run_row(enum row r, MPI_Win win, int target, long *src, long iters, long warmup)
@@ -70,7 +70,7 @@ static double run_row(enum row r, MPI_Win win, int target, long *src, long iters
         default: break;
         }
     }
-    double t = (MPI_Wtime() - t0) / (double) iters;
+    double t = (MPI_Wtime() - t0) / (double)iters;
     if (in_lock) CK(MPI_Win_unlock(target, win));
     return t * 1e6;
 }
@@ -84,9 +84,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-i") && i + 1 < argc) iters = atol(argv[++i]);
-        else if (!strcmp(argv[i], "-x") && i + 1 < argc) warmup = atol(argv[++i]);
-        else if (!strcmp(argv[i], "-R")) origin = 1;
+        if (!strcmp(argv[i], "-i") && i + 1 < argc)
+            iters = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-x") && i + 1 < argc)
+            warmup = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-R"))
+            origin = 1;
         else {
             if (rank == 0) fprintf(stderr, "usage: osc_sync_cost [-i ITERS] [-x WARMUP] [-R]\n");
             MPI_Finalize();
@@ -108,7 +111,7 @@ int main(int argc, char **argv)
     double t[ROWS];
     for (int r = 0; r < ROWS; r++) {
         CK(MPI_Barrier(MPI_COMM_WORLD));
-        if (rank == origin) t[r] = run_row((enum row) r, win, target, &src, iters, warmup);
+        if (rank == origin) t[r] = run_row((enum row)r, win, target, &src, iters, warmup);
         CK(MPI_Barrier(MPI_COMM_WORLD));
     }
     /* The last put wrote the last index: a cheap check that the puts landed. */
@@ -123,8 +126,10 @@ int main(int argc, char **argv)
     CK(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     /* The origin's times, printed by rank 0. */
     if (origin != 0) {
-        if (rank == origin) MPI_Send(t, ROWS, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
-        else MPI_Recv(t, ROWS, MPI_DOUBLE, origin, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rank == origin)
+            MPI_Send(t, ROWS, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+        else
+            MPI_Recv(t, ROWS, MPI_DOUBLE, origin, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     if (rank == 0 && !bad) {
         printf("# osc_sync_cost: synchronization overhead, 2 processes, %ld iterations, origin rank %d\n",

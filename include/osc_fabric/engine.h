@@ -25,16 +25,16 @@ typedef enum oscf_status {
     OSCF_ERR_RMA_CONFLICT = -3, /* conflicting lock requests */
     OSCF_ERR_ARG = -4,          /* invalid argument (size, assert) */
     OSCF_ERR_NO_MEM = -5,
-    OSCF_ERR_FABRIC = -6,       /* libfabric reported an error; the log has fi_strerror text */
-    OSCF_ERR_UNSUPPORTED = -7,  /* the provider or this build cannot do it */
-    OSCF_ERR_NO_PROVIDER = -8,  /* no usable libfabric provider */
-    OSCF_ERR_INTERNAL = -9,     /* a bug: an exception escaped the engine */
-    OSCF_ERR_RMA_FLAVOR = -10,  /* operation not valid for this window flavor */
-    OSCF_ERR_OP = -11,          /* reduction not allowed for the datatype */
-    OSCF_ERR_INFO = -12,        /* malformed info value */
-    OSCF_ERR_RMA_ATTACH = -13,  /* overlapping attach, detach of an unknown region */
-    OSCF_ERR_RANK = -14,        /* target rank outside the window's group */
-    OSCF_ERR_TYPE = -15,        /* datatype not allowed for the operation */
+    OSCF_ERR_FABRIC = -6,      /* libfabric reported an error; the log has fi_strerror text */
+    OSCF_ERR_UNSUPPORTED = -7, /* the provider or this build cannot do it */
+    OSCF_ERR_NO_PROVIDER = -8, /* no usable libfabric provider */
+    OSCF_ERR_INTERNAL = -9,    /* a bug: an exception escaped the engine */
+    OSCF_ERR_RMA_FLAVOR = -10, /* operation not valid for this window flavor */
+    OSCF_ERR_OP = -11,         /* reduction not allowed for the datatype */
+    OSCF_ERR_INFO = -12,       /* malformed info value */
+    OSCF_ERR_RMA_ATTACH = -13, /* overlapping attach, detach of an unknown region */
+    OSCF_ERR_RANK = -14,       /* target rank outside the window's group */
+    OSCF_ERR_TYPE = -15,       /* datatype not allowed for the operation */
 } oscf_status;
 
 /* Human-readable name of a status, for log messages. */
@@ -102,8 +102,8 @@ typedef enum oscf_win_flavor {
 
 typedef struct oscf_win_params {
     oscf_win_flavor flavor;
-    void *base;      /* CREATE: user memory; ignored for ALLOCATE */
-    size_t size;     /* bytes exposed by this process */
+    void *base;  /* CREATE: user memory; ignored for ALLOCATE */
+    size_t size; /* bytes exposed by this process */
     int disp_unit;
     int comm_rank;
     int comm_size;
@@ -197,10 +197,10 @@ typedef struct oscf_segment {
     int64_t target_offset;
     size_t len;
 } oscf_segment;
-int oscf_win_putv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
-                  int64_t target_disp, const oscf_notify *notify);
-int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n,
-                  int64_t target_disp, const oscf_notify *notify);
+int oscf_win_putv(oscf_win *win, int target, const oscf_segment *segs, size_t n, int64_t target_disp,
+                  const oscf_notify *notify);
+int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n, int64_t target_disp,
+                  const oscf_notify *notify);
 /* Layout forms, for a put or get of many small pieces: the target's side as runs (count
  * pieces of len bytes, stride bytes apart, the first offset bytes past target_disp), the
  * origin's side as packed bytes in the same order that the caller's functions produce
@@ -229,39 +229,65 @@ typedef struct oscf_packer {
     void (*release)(void *arg);
     void *arg;
 } oscf_packer;
-int oscf_win_put_packed(oscf_win *win, int target, const oscf_run *runs, size_t n,
-                        int64_t target_disp, const oscf_packer *packer, const oscf_notify *notify);
-int oscf_win_get_packed(oscf_win *win, int target, const oscf_run *runs, size_t n,
-                        int64_t target_disp, const oscf_packer *packer, const oscf_notify *notify);
+int oscf_win_put_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, int64_t target_disp,
+                        const oscf_packer *packer, const oscf_notify *notify);
+int oscf_win_get_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, int64_t target_disp,
+                        const oscf_packer *packer, const oscf_notify *notify);
 /* Where a put (is_put) or get of the target's bytes [offset, offset + len) past
  * target_disp can be done by the caller with loads and stores: the target is on this
  * node with its window memory in our mapping (engine/route.cpp), and the checks a put
  * or get makes (epoch, range, a pending lock grant) passed. *where is then that first
  * byte; NULL, with OSCF_OK, when the target is not reached that way (use putv/getv).
  * The copy is complete when the caller's last store is: nothing to flush. */
-int oscf_win_direct_span(oscf_win *win, int target, int64_t target_disp, int64_t offset,
-                         size_t len, int is_put, void **where);
+int oscf_win_direct_span(oscf_win *win, int target, int64_t target_disp, int64_t offset, size_t len,
+                         int is_put, void **where);
 
 /* ---- accumulate family --------------------------------------------------------- */
 
 /* Element types of the accumulate family: one per predefined MPI type class (the MPI
  * layer maps aliases such as MPI_LONG onto their fixed-width equivalent). */
 typedef enum oscf_type {
-    OSCF_TYPE_INT8, OSCF_TYPE_UINT8, OSCF_TYPE_INT16, OSCF_TYPE_UINT16,
-    OSCF_TYPE_INT32, OSCF_TYPE_UINT32, OSCF_TYPE_INT64, OSCF_TYPE_UINT64,
-    OSCF_TYPE_FLOAT, OSCF_TYPE_DOUBLE, OSCF_TYPE_LONG_DOUBLE,
-    OSCF_TYPE_FLOAT_COMPLEX, OSCF_TYPE_DOUBLE_COMPLEX, OSCF_TYPE_LONG_DOUBLE_COMPLEX,
-    OSCF_TYPE_BOOL, OSCF_TYPE_BYTE,
+    OSCF_TYPE_INT8,
+    OSCF_TYPE_UINT8,
+    OSCF_TYPE_INT16,
+    OSCF_TYPE_UINT16,
+    OSCF_TYPE_INT32,
+    OSCF_TYPE_UINT32,
+    OSCF_TYPE_INT64,
+    OSCF_TYPE_UINT64,
+    OSCF_TYPE_FLOAT,
+    OSCF_TYPE_DOUBLE,
+    OSCF_TYPE_LONG_DOUBLE,
+    OSCF_TYPE_FLOAT_COMPLEX,
+    OSCF_TYPE_DOUBLE_COMPLEX,
+    OSCF_TYPE_LONG_DOUBLE_COMPLEX,
+    OSCF_TYPE_BOOL,
+    OSCF_TYPE_BYTE,
     /* value/index pairs for MINLOC and MAXLOC, laid out as the C structs MPI defines */
-    OSCF_TYPE_FLOAT_INT, OSCF_TYPE_DOUBLE_INT, OSCF_TYPE_LONG_INT, OSCF_TYPE_2INT,
-    OSCF_TYPE_SHORT_INT, OSCF_TYPE_LONG_DOUBLE_INT,
+    OSCF_TYPE_FLOAT_INT,
+    OSCF_TYPE_DOUBLE_INT,
+    OSCF_TYPE_LONG_INT,
+    OSCF_TYPE_2INT,
+    OSCF_TYPE_SHORT_INT,
+    OSCF_TYPE_LONG_DOUBLE_INT,
     OSCF_TYPE_COUNT
 } oscf_type;
 
 typedef enum oscf_op {
-    OSCF_OP_SUM, OSCF_OP_PROD, OSCF_OP_MIN, OSCF_OP_MAX,
-    OSCF_OP_LAND, OSCF_OP_LOR, OSCF_OP_LXOR, OSCF_OP_BAND, OSCF_OP_BOR, OSCF_OP_BXOR,
-    OSCF_OP_REPLACE, OSCF_OP_NO_OP, OSCF_OP_MINLOC, OSCF_OP_MAXLOC,
+    OSCF_OP_SUM,
+    OSCF_OP_PROD,
+    OSCF_OP_MIN,
+    OSCF_OP_MAX,
+    OSCF_OP_LAND,
+    OSCF_OP_LOR,
+    OSCF_OP_LXOR,
+    OSCF_OP_BAND,
+    OSCF_OP_BOR,
+    OSCF_OP_BXOR,
+    OSCF_OP_REPLACE,
+    OSCF_OP_NO_OP,
+    OSCF_OP_MINLOC,
+    OSCF_OP_MAXLOC,
     OSCF_OP_COUNT
 } oscf_op;
 
@@ -282,9 +308,8 @@ typedef struct oscf_acc_segment {
     int64_t target_offset;
     size_t count;
 } oscf_acc_segment;
-int oscf_win_accumulatev(oscf_win *win, int target, const oscf_acc_segment *segs, size_t n,
-                         oscf_type type, oscf_op op, int64_t target_disp,
-                         const oscf_notify *notify);
+int oscf_win_accumulatev(oscf_win *win, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
+                         oscf_op op, int64_t target_disp, const oscf_notify *notify);
 /* Whether the target's engine applies our accumulates of type itself (active messages):
  * not to ourselves, an on-node peer reached directly, or a type the provider's atomics
  * carry. Fixed once the window is connected. */
@@ -292,13 +317,12 @@ int oscf_win_engine_applies(oscf_win *win, int target, oscf_type type);
 /* The layout form (oscf_win_put_packed) of a non-fetching accumulate: pieces of whole
  * elements of type, to a target whose engine applies them (oscf_win_engine_applies;
  * elsewhere OSCF_ERR_UNSUPPORTED, with nothing done: use oscf_win_accumulatev). */
-int oscf_win_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n,
-                               oscf_type type, oscf_op op, int64_t target_disp,
-                               const oscf_packer *packer, const oscf_notify *notify);
+int oscf_win_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, oscf_type type,
+                               oscf_op op, int64_t target_disp, const oscf_packer *packer,
+                               const oscf_notify *notify);
 /* One element: if target == *compare then target = *origin; *result = old target. */
 int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, const void *compare,
-                              void *result, oscf_type type, int64_t target_disp,
-                              int64_t byte_offset);
+                              void *result, oscf_type type, int64_t target_disp, int64_t byte_offset);
 
 /* Conditional swaps (MPIX_Rmw2, include/mpix_fabric.h), count elements each atomic:
  * the old target goes to result (may be NULL), then for a comparison, if
@@ -306,7 +330,12 @@ int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, con
  * set in compare[i] take value[i]'s. OSCF_SWAP_EQ is MPI_Compare_and_swap's rule.
  * Atomic with the accumulate family of the same type on the same elements. */
 typedef enum oscf_swap {
-    OSCF_SWAP_EQ, OSCF_SWAP_NE, OSCF_SWAP_LT, OSCF_SWAP_LE, OSCF_SWAP_GT, OSCF_SWAP_GE,
+    OSCF_SWAP_EQ,
+    OSCF_SWAP_NE,
+    OSCF_SWAP_LT,
+    OSCF_SWAP_LE,
+    OSCF_SWAP_GT,
+    OSCF_SWAP_GE,
     OSCF_SWAP_MASK,
     OSCF_SWAP_COUNT
 } oscf_swap;
@@ -314,8 +343,8 @@ typedef enum oscf_swap {
  * integers and byte. */
 int oscf_swap_allowed(oscf_swap swap, oscf_type type);
 int oscf_win_swap(oscf_win *win, int target, const void *value, const void *compare, void *result,
-                  size_t count, oscf_type type, oscf_swap swap, int64_t target_disp,
-                  int64_t byte_offset, const oscf_notify *notify);
+                  size_t count, oscf_type type, oscf_swap swap, int64_t target_disp, int64_t byte_offset,
+                  const oscf_notify *notify);
 
 /* One read-modify-write of MPIX_Rmw/Rmw2: an accumulate (is_swap 0: origin with op, as
  * oscf_win_accumulate) or a conditional swap (is_swap 1: origin is the value stored,
@@ -411,9 +440,9 @@ int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out);
  * belongs to no window: the MPI_T performance variables. */
 typedef struct oscf_engine_stats {
     oscf_win_stats windows;
-    uint64_t eagain_retries;  /* posts the provider refused with -FI_EAGAIN, retried later */
-    uint64_t message_bytes;   /* payload bytes of active-message requests sent */
-    uint64_t thread_wakeups;  /* progress-thread rounds that found work */
+    uint64_t eagain_retries; /* posts the provider refused with -FI_EAGAIN, retried later */
+    uint64_t message_bytes;  /* payload bytes of active-message requests sent */
+    uint64_t thread_wakeups; /* progress-thread rounds that found work */
 } oscf_engine_stats;
 int oscf_engine_get_stats(oscf_engine *eng, oscf_engine_stats *out);
 

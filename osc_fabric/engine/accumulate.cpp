@@ -22,29 +22,30 @@
 
 using namespace oscf;
 
-int oscf_win::target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset,
-                           const char *what, Where *w) {
+int oscf_win::target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset, const char *what,
+                           Where *w) {
     int rc = begin_access(lk, target, what);
     if (rc || len == 0) return rc;
     return resolve(lk, target, disp, offset, len, what, w);
 }
 
 int oscf_win::order_accumulate(Guard &lk, Peer &p, oscf_acc_path path) {
-    unsigned kept = path == OSCF_PATH_AM ? (fab().limits().send_after_send ? unsigned{OSCF_ORDER_DEFAULT} : 0u)
-                                         : fab().limits().atomic_order;
+    unsigned kept = path == OSCF_PATH_AM
+                        ? (fab().limits().send_after_send ? unsigned{OSCF_ORDER_DEFAULT} : 0u)
+                        : fab().limits().atomic_order;
     if ((acc_ordering_ & ~kept) == 0 || p.acc.idle()) return OSCF_OK;
     ++stats.ordering_waits;
     return wait_idle(lk, p.acc);
 }
 
-void oscf_win::apply_local(const char *origin, char *result, size_t count, oscf_type type,
-                           oscf_op op, char *target) {
+void oscf_win::apply_local(const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
+                           char *target) {
     apply_here(op, type, target, origin, result, count);
     ++stats.am_local;
 }
 
-int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t count,
-                          oscf_type type, oscf_op op, const Where &w, OpScope &scope) {
+int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
+                          const Where &w, OpScope &scope) {
     const size_t size = type_size(type);
     const size_t per_op = std::min(eng_.caps.max_count(type), fab().limits().max_msg_size / size);
     const auto dt = static_cast<fi_datatype>(fi_type_of(type));
@@ -58,8 +59,8 @@ int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t coun
         int rc;
         if (result) {
             rc = progress().post("fi_fetch_atomic", [&] {
-                return fi_fetch_atomic(fab().ep(), src, n, nullptr, result + done * size, nullptr,
-                                       p.addr, remote, w.key, dt, fop, scope.context());
+                return fi_fetch_atomic(fab().ep(), src, n, nullptr, result + done * size, nullptr, p.addr,
+                                       remote, w.key, dt, fop, scope.context());
             });
         } else {
             rc = post_atomic_write(p, src, n, dt, fop, remote, w.key, scope.context());
@@ -72,8 +73,8 @@ int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t coun
     return OSCF_OK;
 }
 
-int oscf_win::post_atomic_write(const Peer &p, const void *src, size_t count, fi_datatype dt,
-                                fi_op op, uint64_t remote, uint64_t key, Completion *context) {
+int oscf_win::post_atomic_write(const Peer &p, const void *src, size_t count, fi_datatype dt, fi_op op,
+                                uint64_t remote, uint64_t key, Completion *context) {
     fi_ioc ioc{const_cast<void *>(src), count};
     fi_rma_ioc rioc{remote, count, key};
     fi_msg_atomic msg{};
@@ -87,15 +88,14 @@ int oscf_win::post_atomic_write(const Peer &p, const void *src, size_t count, fi
     msg.context = context;
     // No FI_INJECT here: injected atomics asking for delivery completion never
     // complete on tcp;ofi_rxm 1.17 (seen in test_accumulate).
-    return progress().post("fi_atomicmsg", [&] {
-        return fi_atomicmsg(fab().ep(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
-    });
+    return progress().post(
+        "fi_atomicmsg", [&] { return fi_atomicmsg(fab().ep(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE); });
 }
 
 // Every header made here is sent: its seq is the next of the stream the target replays
 // in order (am.cpp).
-AmHeader oscf_win::am_request(Peer &p, AmOpcode opcode, oscf_type type, int op,
-                             uint8_t flags, uint32_t count, uint64_t offset) {
+AmHeader oscf_win::am_request(Peer &p, AmOpcode opcode, oscf_type type, int op, uint8_t flags, uint32_t count,
+                              uint64_t offset) {
     AmHeader h{};
     h.version = kAmVersion;
     h.opcode = opcode;
@@ -110,15 +110,15 @@ AmHeader oscf_win::am_request(Peer &p, AmOpcode opcode, oscf_type type, int op,
     return h;
 }
 
-int oscf_win::post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
-                      oscf_op op, uint64_t offset, OpScope &scope) {
+int oscf_win::post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
+                      uint64_t offset, OpScope &scope) {
     // offset: where the owner finds the data (Where::am_offset).
     const size_t size = type_size(type);
     const size_t per_msg = kAmMaxPayload / size;
     for (size_t done = 0; done < count;) {
         size_t n = std::min(count - done, per_msg);
-        AmHeader h = am_request(p, kAmAccumulate, type, op, result ? kAmFetch : 0,
-                                static_cast<uint32_t>(n), offset + done * size);
+        AmHeader h = am_request(p, kAmAccumulate, type, op, result ? kAmFetch : 0, static_cast<uint32_t>(n),
+                                offset + done * size);
         const size_t bytes = op == OSCF_OP_NO_OP ? 0 : n * size;
         int rc = send_request(p, h, scope, result ? result + done * size : nullptr, n * size,
                               origin ? origin + done * size : nullptr, bytes);
@@ -141,8 +141,8 @@ int oscf_win::send_request(Peer &p, AmHeader &h, OpScope &scope, char *result, s
     return OSCF_OK;
 }
 
-int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n,
-                         oscf_type type, oscf_op op, int64_t disp, const oscf_notify *notify) {
+int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
+                         oscf_op op, int64_t disp, const oscf_notify *notify) {
     if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type))
         return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
     int rc = check_target(target);
@@ -179,8 +179,9 @@ int oscf_win::accumulate_segment(Guard &lk, int target, const oscf_acc_segment &
         // Nothing to move: an empty segment, or a NO_OP that fetches nothing.
         if (rc || count == 0 || (op == OSCF_OP_NO_OP && !result)) return rc;
         if (w.span % size)
-            return usage_error(OSCF_ERR_RMA_RANGE, "%s: an element at address 0x%llx straddles two attached regions",
-                               what, static_cast<unsigned long long>(w.am_offset + w.span / size * size));
+            return usage_error(OSCF_ERR_RMA_RANGE,
+                               "%s: an element at address 0x%llx straddles two attached regions", what,
+                               static_cast<unsigned long long>(w.am_offset + w.span / size * size));
         const size_t n = w.span / size;
         if ((rc = post_accumulate(lk, target, origin, result, n, type, op, w, scope))) return rc;
         if (origin) origin += w.span;

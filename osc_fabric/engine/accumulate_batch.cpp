@@ -17,8 +17,8 @@
 
 using namespace oscf;
 
-int oscf_win::batch_accumulate(Peer &p, const char *origin, size_t count, oscf_type type,
-                               oscf_op op, uint64_t offset) {
+int oscf_win::batch_accumulate(Peer &p, const char *origin, size_t count, oscf_type type, oscf_op op,
+                               uint64_t offset) {
     const size_t size = type_size(type);
     const size_t per_record = (kAmMaxPayload - sizeof(AmRecord)) / size;
     if (!p.batch) p.batch = std::make_unique<uint8_t[]>(kAmMaxPayload);
@@ -61,8 +61,7 @@ int oscf_win::send_batch(Peer &p) {
         done = &p.batch_and_grant;
     }
     // Set only at unlock, when this is the epoch's last batch to p (lock.cpp).
-    if (p.release_with_batch)
-        flags |= p.lock == LockMode::exclusive ? kAmReleaseExclusive : kAmReleaseShared;
+    if (p.release_with_batch) flags |= p.lock == LockMode::exclusive ? kAmReleaseExclusive : kAmReleaseShared;
     AmHeader h = am_request(p, kAmBatch, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, flags, p.batch_records, 0);
     h.token = eng_.am->new_request(done, nullptr, 0);
     p.acc.on_post();
@@ -118,7 +117,8 @@ int oscf_win::apply_batch(const AmHeader &h, const uint8_t *payload, size_t len)
         if (!t || !op_allowed(op, type) || op == OSCF_OP_NO_OP) {
             if (status == OSCF_OK) status = t ? OSCF_ERR_ARG : OSCF_ERR_RMA_RANGE;
         } else {
-            apply_here(op, type, t, reinterpret_cast<const char *>(payload + at + sizeof r), nullptr, r.count);
+            apply_here(op, type, t, reinterpret_cast<const char *>(payload + at + sizeof r), nullptr,
+                       r.count);
         }
         at += am_record_bytes(bytes);
     }

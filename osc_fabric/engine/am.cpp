@@ -47,7 +47,9 @@ ActiveMessages::ActiveMessages(Fabric &fab, Progress &progress) : fab_(fab), pro
 // Receive buffers stay posted until the endpoint closes (the Fabric outlives us only
 // if the engine is torn down in the wrong order; engine_instance.h declares AM after
 // the fabric so the endpoint is still open here and cancels nothing we then touch).
-ActiveMessages::~ActiveMessages() { closing_ = true; }
+ActiveMessages::~ActiveMessages() {
+    closing_ = true;
+}
 
 int ActiveMessages::start(size_t receive_buffers) {
     for (size_t i = 0; i < receive_buffers; ++i) {
@@ -59,9 +61,8 @@ int ActiveMessages::start(size_t receive_buffers) {
 }
 
 int ActiveMessages::post_receive(RecvBuffer &b) {
-    return progress_.post("fi_recv", [&] {
-        return fi_recv(fab_.ep(), b.data, sizeof b.data, nullptr, FI_ADDR_UNSPEC, &b);
-    });
+    return progress_.post(
+        "fi_recv", [&] { return fi_recv(fab_.ep(), b.data, sizeof b.data, nullptr, FI_ADDR_UNSPEC, &b); });
 }
 
 // From inside progress (a receive just completed): must not recurse into it.
@@ -120,7 +121,9 @@ ActiveMessages::SendBuffer *ActiveMessages::take_send_buffer() {
     return b;
 }
 
-void ActiveMessages::release(SendBuffer *b) { free_sends_.push_back(b); }
+void ActiveMessages::release(SendBuffer *b) {
+    free_sends_.push_back(b);
+}
 
 namespace {
 // Header and payload pieces, back to back into dst; returns the message length.
@@ -134,8 +137,8 @@ size_t pack(uint8_t *dst, const AmHeader &hdr, const void *p1, size_t n1, const 
 constexpr size_t kInjectedReplyMax = sizeof(AmHeader) + 64;
 }  // namespace
 
-int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, size_t n1,
-                         const void *p2, size_t n2) {
+int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, size_t n1, const void *p2,
+                         size_t n2) {
     if (n1 + n2 > kAmMaxPayload) return OSCF_ERR_INTERNAL;
     const size_t len = sizeof hdr + n1 + n2;
     if (hdr.opcode != kAmReply) request_bytes_ += n1 + n2;

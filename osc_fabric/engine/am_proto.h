@@ -26,37 +26,37 @@ namespace oscf {
 constexpr uint8_t kAmVersion = 9;
 
 enum AmOpcode : uint8_t {
-    kAmAccumulate = 0,    // payload: count origin elements (none for a fetching NO_OP)
-    kAmCompareSwap = 1,   // payload: count values, then count comperands or masks; op is
-                          // an oscf_swap (swap.cpp)
-    kAmReply = 2,         // payload: old target values when the request asked to fetch
-    kAmBatch = 3,         // payload: count AmRecords, each followed by its padded data
-    kAmFlush = 4,         // no payload; its reply says every earlier message from this
-                          // origin was applied (providers with send-after-send order)
-    kAmLockShared = 5,    // no payload; take a shared hold on the lock word (lock.cpp). If an
-                          // exclusive holder has it, the target holds this request and every
-                          // later one from the same origin to the same window until it can
-                          // grant; the reply is the grant.
-    kAmGather = 6,        // payload: count AmGatherRecords; the reply carries their bytes
-                          // back to back, in record order (packed.cpp)
-    kAmScatter = 7,       // payload: count AmRuns, then the bytes of their pieces back to
-                          // back, which the target copies to them (packed_layout.cpp)
-    kAmGatherRuns = 8,    // payload: count AmRuns; the reply carries their pieces' bytes
-                          // back to back
-    kAmScatterPull = 9,   // payload: AmPull of a chunk of count AmRuns and their bytes;
-                          // the target reads it, copies the bytes to the pieces, replies
-    kAmGatherPush = 10,   // payload: AmPull of a chunk of count AmRuns and room for their
-                          // bytes; the target reads the runs, writes the bytes behind
-                          // them, then replies (packed_rendezvous.cpp)
+    kAmAccumulate = 0,   // payload: count origin elements (none for a fetching NO_OP)
+    kAmCompareSwap = 1,  // payload: count values, then count comperands or masks; op is
+                         // an oscf_swap (swap.cpp)
+    kAmReply = 2,        // payload: old target values when the request asked to fetch
+    kAmBatch = 3,        // payload: count AmRecords, each followed by its padded data
+    kAmFlush = 4,        // no payload; its reply says every earlier message from this
+                         // origin was applied (providers with send-after-send order)
+    kAmLockShared = 5,   // no payload; take a shared hold on the lock word (lock.cpp). If an
+                         // exclusive holder has it, the target holds this request and every
+                         // later one from the same origin to the same window until it can
+                         // grant; the reply is the grant.
+    kAmGather = 6,       // payload: count AmGatherRecords; the reply carries their bytes
+                         // back to back, in record order (packed.cpp)
+    kAmScatter = 7,      // payload: count AmRuns, then the bytes of their pieces back to
+                         // back, which the target copies to them (packed_layout.cpp)
+    kAmGatherRuns = 8,   // payload: count AmRuns; the reply carries their pieces' bytes
+                         // back to back
+    kAmScatterPull = 9,  // payload: AmPull of a chunk of count AmRuns and their bytes;
+                         // the target reads it, copies the bytes to the pieces, replies
+    kAmGatherPush = 10,  // payload: AmPull of a chunk of count AmRuns and room for their
+                         // bytes; the target reads the runs, writes the bytes behind
+                         // them, then replies (packed_rendezvous.cpp)
     kAmOpcodeMax
 };
 
 enum AmFlags : uint8_t {
-    kAmFetch = 1,      // reply with the old target values
-    kAmStateWord = 2,  // offset is into the target's WindowState (lock word), not its memory
-    kAmNoReply = 4,    // apply and stay silent (token unused): a failure is only logged
-    kAmTakeShared = 8, // kAmBatch: first take a shared hold as kAmLockShared does (held
-                       // until grantable); one reply answers both
+    kAmFetch = 1,              // reply with the old target values
+    kAmStateWord = 2,          // offset is into the target's WindowState (lock word), not its memory
+    kAmNoReply = 4,            // apply and stay silent (token unused): a failure is only logged
+    kAmTakeShared = 8,         // kAmBatch: first take a shared hold as kAmLockShared does (held
+                               // until grantable); one reply answers both
     kAmReleaseShared = 16,     // kAmBatch: after the records, drop the sender's shared hold
     kAmReleaseExclusive = 32,  // kAmBatch: after the records, drop its exclusive hold
     // kAmAccumulate, kAmCompareSwap: a one-shot epoch (implicit_epoch.cpp). The target
@@ -79,8 +79,8 @@ struct AmHeader {
     uint32_t origin_rank;  // request: the sender's rank in the window, to reply to
     uint32_t seq;          // request: its place among the origin's requests to this window
     uint64_t window_id;    // the target's window (WinBlob::am_window_id)
-    uint64_t offset;     // byte offset into the target's window memory
-    uint64_t token;      // origin's request handle, echoed by the reply
+    uint64_t offset;       // byte offset into the target's window memory
+    uint64_t token;        // origin's request handle, echoed by the reply
 };
 static_assert(sizeof(AmHeader) == 48, "AmHeader is part of the wire format");
 
@@ -95,7 +95,9 @@ struct AmRecord {
     uint8_t pad[2];
 };
 static_assert(sizeof(AmRecord) == 16, "AmRecord is part of the wire format");
-constexpr size_t am_record_bytes(size_t data) { return sizeof(AmRecord) + ((data + 7) & ~size_t{7}); }
+constexpr size_t am_record_bytes(size_t data) {
+    return sizeof(AmRecord) + ((data + 7) & ~size_t{7});
+}
 // Zeroes the padding after a record of `data` bytes at rec: it travels too, and must
 // never carry stale heap bytes. Returns the record's size.
 inline size_t am_record_pad(uint8_t *rec, size_t data) {

@@ -61,8 +61,8 @@ int with_sync_call(const char *fn, oscf_win *win, F &&f) noexcept {
 // put_packed and get_packed: the packer is released exactly once, even when the
 // arguments are refused.
 template <class F>
-int with_packer(const char *fn, oscf_win *win, const oscf_run *runs, size_t n,
-                const oscf_packer *pk, bool put, F &&f) noexcept {
+int with_packer(const char *fn, oscf_win *win, const oscf_run *runs, size_t n, const oscf_packer *pk,
+                bool put, F &&f) noexcept {
     if (!pk) return OSCF_ERR_ARG;
     if (!win || (n && !runs) || (put ? !pk->pack : !pk->unpack)) {
         if (pk->release) pk->release(pk->arg);
@@ -73,7 +73,8 @@ int with_packer(const char *fn, oscf_win *win, const oscf_run *runs, size_t n,
 
 // Adds every counter of `more` to `total`: oscf_win_stats is counters only.
 void add_stats(oscf_win_stats &total, const oscf_win_stats &more) {
-    static_assert(sizeof(oscf_win_stats) % sizeof(uint64_t) == 0, "oscf_win_stats holds uint64_t counters only");
+    static_assert(sizeof(oscf_win_stats) % sizeof(uint64_t) == 0,
+                  "oscf_win_stats holds uint64_t counters only");
     constexpr size_t n = sizeof(oscf_win_stats) / sizeof(uint64_t);
     uint64_t t[n], m[n];
     std::memcpy(t, &total, sizeof t);
@@ -108,8 +109,7 @@ int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
         if ((rc = eng->am->start(kAmReceiveBuffers))) return rc;
         ActiveMessages *am = eng->am.get();
         eng->progress->set_round_hook([am] { am->retry_held(); });
-        if (cfg->progress_thread)
-            eng->progress_thread = std::make_unique<ProgressThread>(*eng->progress, 10);
+        if (cfg->progress_thread) eng->progress_thread = std::make_unique<ProgressThread>(*eng->progress, 10);
         *out = eng.release();
         return OSCF_OK;
     });
@@ -155,7 +155,9 @@ int oscf_win_create(oscf_engine *eng, const oscf_win_params *p, oscf_win **out, 
     });
 }
 
-size_t oscf_win_blob_size(const oscf_win *) { return sizeof(WinBlob); }
+size_t oscf_win_blob_size(const oscf_win *) {
+    return sizeof(WinBlob);
+}
 
 int oscf_win_local_blob(const oscf_win *win, void *blob) {
     if (!win || !blob) return OSCF_ERR_ARG;
@@ -168,9 +170,8 @@ int oscf_win_local_blob(const oscf_win *win, void *blob) {
 
 int oscf_win_connect(oscf_win *win, const void *blobs) {
     if (!blobs) return OSCF_ERR_ARG;
-    return with_window(__func__, win, [&](oscf_win &w, Guard &) {
-        return w.connect(static_cast<const WinBlob *>(blobs));
-    });
+    return with_window(__func__, win,
+                       [&](oscf_win &w, Guard &) { return w.connect(static_cast<const WinBlob *>(blobs)); });
 }
 
 int oscf_win_free_begin(oscf_win *win) {
@@ -190,19 +191,21 @@ int oscf_win_destroy(oscf_win *win) {
     });
 }
 
-int oscf_win_put(oscf_win *win, int target, const void *origin, size_t len, int64_t disp,
-                 int64_t offset, const oscf_notify *notify) {
+int oscf_win_put(oscf_win *win, int target, const void *origin, size_t len, int64_t disp, int64_t offset,
+                 const oscf_notify *notify) {
     oscf_segment seg{const_cast<void *>(origin), offset, len};
     return oscf_win_putv(win, target, &seg, 1, disp, notify);
 }
 
-int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t disp,
-                 int64_t offset, const oscf_notify *notify) {
+int oscf_win_get(oscf_win *win, int target, void *origin, size_t len, int64_t disp, int64_t offset,
+                 const oscf_notify *notify) {
     oscf_segment seg{origin, offset, len};
     return oscf_win_getv(win, target, &seg, 1, disp, notify);
 }
 
-void *oscf_win_shared_segment(const oscf_win *win) { return win ? win->shared_segment() : nullptr; }
+void *oscf_win_shared_segment(const oscf_win *win) {
+    return win ? win->shared_segment() : nullptr;
+}
 
 size_t oscf_win_state_bytes(int comm_size) {
     return comm_size > 0 ? state_bytes(static_cast<size_t>(comm_size)) : 0;
@@ -219,17 +222,15 @@ int oscf_win_detach(oscf_win *win, const void *base) {
 int oscf_win_putv(oscf_win *win, int target, const oscf_segment *segs, size_t n, int64_t disp,
                   const oscf_notify *notify) {
     if (n && !segs) return OSCF_ERR_ARG;
-    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
-        return w.put(lk, target, segs, n, disp, notify);
-    });
+    return with_window(__func__, win,
+                       [&](oscf_win &w, Guard &lk) { return w.put(lk, target, segs, n, disp, notify); });
 }
 
 int oscf_win_getv(oscf_win *win, int target, const oscf_segment *segs, size_t n, int64_t disp,
                   const oscf_notify *notify) {
     if (n && !segs) return OSCF_ERR_ARG;
-    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
-        return w.get(lk, target, segs, n, disp, notify);
-    });
+    return with_window(__func__, win,
+                       [&](oscf_win &w, Guard &lk) { return w.get(lk, target, segs, n, disp, notify); });
 }
 
 int oscf_win_put_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, int64_t disp,
@@ -252,16 +253,15 @@ int oscf_win_engine_applies(oscf_win *win, int target, oscf_type type) {
     });
 }
 
-int oscf_win_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n,
-                               oscf_type type, oscf_op op, int64_t disp, const oscf_packer *pk,
-                               const oscf_notify *notify) {
+int oscf_win_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, oscf_type type,
+                               oscf_op op, int64_t disp, const oscf_packer *pk, const oscf_notify *notify) {
     return with_packer(__func__, win, runs, n, pk, true, [&](oscf_win &w, Guard &lk) {
         return w.accumulate_packed(lk, target, runs, n, type, op, disp, *pk, notify);
     });
 }
 
-int oscf_win_direct_span(oscf_win *win, int target, int64_t disp, int64_t offset, size_t len,
-                         int is_put, void **where) {
+int oscf_win_direct_span(oscf_win *win, int target, int64_t disp, int64_t offset, size_t len, int is_put,
+                         void **where) {
     if (!where) return OSCF_ERR_ARG;
     *where = nullptr;
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
@@ -270,8 +270,7 @@ int oscf_win_direct_span(oscf_win *win, int target, int64_t disp, int64_t offset
 }
 
 int oscf_win_fence(oscf_win *win, int assert_bits) {
-    return with_window(__func__, win,
-                       [&](oscf_win &w, Guard &lk) { return w.fence(lk, assert_bits); });
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) { return w.fence(lk, assert_bits); });
 }
 
 int oscf_win_start(oscf_win *win, const int *group, int n, int assert_bits) {
@@ -315,8 +314,7 @@ int oscf_win_unlock(oscf_win *win, int target) {
 }
 
 int oscf_win_lock_all(oscf_win *win, int assert_bits) {
-    return with_sync_call(__func__, win,
-                       [&](oscf_win &w, Guard &lk) { return w.lock_all(lk, assert_bits); });
+    return with_sync_call(__func__, win, [&](oscf_win &w, Guard &lk) { return w.lock_all(lk, assert_bits); });
 }
 
 int oscf_win_unlock_all(oscf_win *win) {
@@ -330,7 +328,9 @@ int oscf_win_flush(oscf_win *win, int target) {
 // Every operation completes only when delivered, so local completion has nothing
 // cheaper to wait for yet; the separate entry keeps the MPI layer honest about which
 // one it asked for.
-int oscf_win_flush_local(oscf_win *win, int target) { return oscf_win_flush(win, target); }
+int oscf_win_flush_local(oscf_win *win, int target) {
+    return oscf_win_flush(win, target);
+}
 
 int oscf_win_sync(oscf_win *win) {
     return with_sync_call(__func__, win, [](oscf_win &w, Guard &lk) { return w.sync(lk); });
@@ -358,21 +358,22 @@ int oscf_engine_get_stats(oscf_engine *eng, oscf_engine_stats *out) {
     });
 }
 
-size_t oscf_type_size(oscf_type type) { return valid_type(type) ? type_size(type) : 0; }
+size_t oscf_type_size(oscf_type type) {
+    return valid_type(type) ? type_size(type) : 0;
+}
 
 oscf_acc_path oscf_engine_accumulate_path(const oscf_engine *eng, oscf_type type) {
     return eng && valid_type(type) && eng->caps.native(type) ? OSCF_PATH_NATIVE : OSCF_PATH_AM;
 }
 
 int oscf_win_accumulate(oscf_win *win, int target, const void *origin, void *result, size_t count,
-                        oscf_type type, oscf_op op, int64_t disp, int64_t offset,
-                        const oscf_notify *notify) {
+                        oscf_type type, oscf_op op, int64_t disp, int64_t offset, const oscf_notify *notify) {
     oscf_acc_segment seg{origin, result, offset, count};
     return oscf_win_accumulatev(win, target, &seg, 1, type, op, disp, notify);
 }
 
-int oscf_win_accumulatev(oscf_win *win, int target, const oscf_acc_segment *segs, size_t n,
-                         oscf_type type, oscf_op op, int64_t disp, const oscf_notify *notify) {
+int oscf_win_accumulatev(oscf_win *win, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
+                         oscf_op op, int64_t disp, const oscf_notify *notify) {
     if (n && !segs) return OSCF_ERR_ARG;
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
         return w.accumulate(lk, target, segs, n, type, op, disp, notify);
@@ -394,17 +395,20 @@ int oscf_win_swap(oscf_win *win, int target, const void *value, const void *comp
                   size_t count, oscf_type type, oscf_swap swap, int64_t disp, int64_t offset,
                   const oscf_notify *notify) {
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
-        oscf_win::Swap sw{swap, type, count, static_cast<const char *>(value),
-                          static_cast<const char *>(compare), static_cast<char *>(result)};
+        oscf_win::Swap sw{swap,
+                          type,
+                          count,
+                          static_cast<const char *>(value),
+                          static_cast<const char *>(compare),
+                          static_cast<char *>(result)};
         return w.swap(lk, target, sw, disp, offset, notify);
     });
 }
 
 int oscf_win_rmw_implicit(oscf_win *win, int target, const oscf_rmw *rmw, int assert_bits) {
     if (!rmw) return OSCF_ERR_ARG;
-    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
-        return w.rmw_implicit(lk, target, *rmw, assert_bits);
-    });
+    return with_window(__func__, win,
+                       [&](oscf_win &w, Guard &lk) { return w.rmw_implicit(lk, target, *rmw, assert_bits); });
 }
 
 int oscf_engine_registration_stats(uint64_t *count, uint64_t *bytes) {

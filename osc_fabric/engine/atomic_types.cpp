@@ -28,10 +28,14 @@ struct TypeInfo {
 
 // Indexed by oscf_type.
 const TypeInfo kTypes[OSCF_TYPE_COUNT] = {
-    {1, Class::integer, FI_INT8},     {1, Class::integer, FI_UINT8},
-    {2, Class::integer, FI_INT16},    {2, Class::integer, FI_UINT16},
-    {4, Class::integer, FI_INT32},    {4, Class::integer, FI_UINT32},
-    {8, Class::integer, FI_INT64},    {8, Class::integer, FI_UINT64},
+    {1, Class::integer, FI_INT8},
+    {1, Class::integer, FI_UINT8},
+    {2, Class::integer, FI_INT16},
+    {2, Class::integer, FI_UINT16},
+    {4, Class::integer, FI_INT32},
+    {4, Class::integer, FI_UINT32},
+    {8, Class::integer, FI_INT64},
+    {8, Class::integer, FI_UINT64},
     {sizeof(float), Class::floating, FI_FLOAT},
     {sizeof(double), Class::floating, FI_DOUBLE},
     {sizeof(long double), Class::floating, FI_LONG_DOUBLE},
@@ -51,8 +55,8 @@ const TypeInfo kTypes[OSCF_TYPE_COUNT] = {
 static_assert(sizeof kTypes / sizeof kTypes[0] == OSCF_TYPE_COUNT, "one entry per oscf_type");
 
 const int kFiOps[OSCF_OP_COUNT] = {
-    FI_SUM, FI_PROD, FI_MIN, FI_MAX, FI_LAND, FI_LOR, FI_LXOR, FI_BAND, FI_BOR, FI_BXOR,
-    FI_ATOMIC_WRITE, FI_ATOMIC_READ, -1, -1,
+    FI_SUM,  FI_PROD, FI_MIN,  FI_MAX,          FI_LAND,        FI_LOR, FI_LXOR,
+    FI_BAND, FI_BOR,  FI_BXOR, FI_ATOMIC_WRITE, FI_ATOMIC_READ, -1,     -1,
 };
 
 // Every element goes through a copy: the operands need not be aligned for T (records
@@ -86,8 +90,10 @@ void reduce_floating(oscf_op op, void *target, const void *origin, size_t n) {
 template <class T>
 void reduce_complex(oscf_op op, void *target, const void *origin, size_t n) {
     each_element<T>(target, origin, n, [op](T &t, const T &o) {
-        if (op == OSCF_OP_SUM) t += o;
-        else if (op == OSCF_OP_PROD) t *= o;
+        if (op == OSCF_OP_SUM)
+            t += o;
+        else if (op == OSCF_OP_PROD)
+            t *= o;
     });
 }
 
@@ -104,8 +110,7 @@ void reduce_pair(oscf_op op, void *target, const void *origin, size_t n) {
 }
 
 template <class T>
-void swap_all(oscf_swap s, void *target, const void *value, const void *compare, void *result,
-              size_t n) {
+void swap_all(oscf_swap s, void *target, const void *value, const void *compare, void *result, size_t n) {
     auto *t = static_cast<char *>(target);
     const auto *v = static_cast<const char *>(value);
     const auto *c = static_cast<const char *>(compare);
@@ -126,19 +131,34 @@ const int kFiSwaps[OSCF_SWAP_COUNT] = {FI_CSWAP,    FI_CSWAP_NE, FI_CSWAP_LT, FI
 
 }  // namespace
 
-size_t type_size(oscf_type t) { return kTypes[t].size; }
-bool valid_type(int t) { return t >= 0 && t < OSCF_TYPE_COUNT; }
-bool valid_op(int op) { return op >= 0 && op < OSCF_OP_COUNT; }
-int fi_type_of(oscf_type t) { return kTypes[t].fi_type; }
-int fi_op_of(oscf_op op) { return kFiOps[op]; }
-bool valid_swap(int s) { return s >= 0 && s < OSCF_SWAP_COUNT; }
-int fi_swap_of(oscf_swap s) { return kFiSwaps[s]; }
+size_t type_size(oscf_type t) {
+    return kTypes[t].size;
+}
+bool valid_type(int t) {
+    return t >= 0 && t < OSCF_TYPE_COUNT;
+}
+bool valid_op(int op) {
+    return op >= 0 && op < OSCF_OP_COUNT;
+}
+int fi_type_of(oscf_type t) {
+    return kTypes[t].fi_type;
+}
+int fi_op_of(oscf_op op) {
+    return kFiOps[op];
+}
+bool valid_swap(int s) {
+    return s >= 0 && s < OSCF_SWAP_COUNT;
+}
+int fi_swap_of(oscf_swap s) {
+    return kFiSwaps[s];
+}
 
 bool op_allowed(oscf_op op, oscf_type t) {
     if (op == OSCF_OP_REPLACE || op == OSCF_OP_NO_OP) return true;
     switch (kTypes[t].cls) {
     case Class::integer: return op <= OSCF_OP_BXOR;
-    case Class::floating: return op == OSCF_OP_SUM || op == OSCF_OP_PROD || op == OSCF_OP_MIN || op == OSCF_OP_MAX;
+    case Class::floating:
+        return op == OSCF_OP_SUM || op == OSCF_OP_PROD || op == OSCF_OP_MIN || op == OSCF_OP_MAX;
     case Class::complex: return op == OSCF_OP_SUM || op == OSCF_OP_PROD;
     case Class::logical: return op == OSCF_OP_LAND || op == OSCF_OP_LOR || op == OSCF_OP_LXOR;
     case Class::byte: return op == OSCF_OP_BAND || op == OSCF_OP_BOR || op == OSCF_OP_BXOR;
@@ -187,7 +207,8 @@ void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, 
     case OSCF_TYPE_LONG_DOUBLE: return reduce_floating<long double>(op, target, origin, n);
     case OSCF_TYPE_FLOAT_COMPLEX: return reduce_complex<std::complex<float>>(op, target, origin, n);
     case OSCF_TYPE_DOUBLE_COMPLEX: return reduce_complex<std::complex<double>>(op, target, origin, n);
-    case OSCF_TYPE_LONG_DOUBLE_COMPLEX: return reduce_complex<std::complex<long double>>(op, target, origin, n);
+    case OSCF_TYPE_LONG_DOUBLE_COMPLEX:
+        return reduce_complex<std::complex<long double>>(op, target, origin, n);
     case OSCF_TYPE_FLOAT_INT: return reduce_pair<Pair<float>>(op, target, origin, n);
     case OSCF_TYPE_DOUBLE_INT: return reduce_pair<Pair<double>>(op, target, origin, n);
     case OSCF_TYPE_LONG_INT: return reduce_pair<Pair<long>>(op, target, origin, n);
@@ -198,8 +219,8 @@ void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, 
     }
 }
 
-void apply_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare,
-                void *result, size_t n) {
+void apply_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare, void *result,
+                size_t n) {
     switch (t) {
     case OSCF_TYPE_INT8: return swap_all<int8_t>(s, target, value, compare, result, n);
     case OSCF_TYPE_UINT8:

@@ -35,7 +35,7 @@ void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, 
 
 // Conditional swaps of count elements (reduce_ops.h, swap_element), old values to
 // result when it is not null. Callers guarantee swap_allowed(s, t) and exclusive access.
-void apply_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare,
-                void *result, size_t count);
+void apply_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare, void *result,
+                size_t count);
 
 }  // namespace oscf

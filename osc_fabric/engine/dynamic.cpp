@@ -94,8 +94,8 @@ int oscf_win::attach(Guard &, void *base, size_t size) {
     const auto b = reinterpret_cast<uintptr_t>(base);
     for (const LocalRegion &r : regions_)
         if (b < r.base + r.size && r.base < b + size)
-            return usage_error(OSCF_ERR_RMA_ATTACH, "MPI_Win_attach of %zu bytes at %p overlaps an attached region",
-                               size, base);
+            return usage_error(OSCF_ERR_RMA_ATTACH,
+                               "MPI_Win_attach of %zu bytes at %p overlaps an attached region", size, base);
     LocalRegion r{b, size, {}, 0};
     int rc = fab().register_memory(base, size, r.mr, &r.key);
     if (rc) return rc;
@@ -109,7 +109,8 @@ int oscf_win::detach(Guard &, const void *base) {
     if (flavor_ != OSCF_FLAVOR_DYNAMIC)
         return usage_error(OSCF_ERR_RMA_FLAVOR, "MPI_Win_detach on a window that is not dynamic");
     const auto b = reinterpret_cast<uintptr_t>(base);
-    auto it = std::find_if(regions_.begin(), regions_.end(), [b](const LocalRegion &r) { return r.base == b; });
+    auto it =
+        std::find_if(regions_.begin(), regions_.end(), [b](const LocalRegion &r) { return r.base == b; });
     if (it == regions_.end())
         return usage_error(OSCF_ERR_RMA_ATTACH, "MPI_Win_detach of %p, which is not attached", base);
     regions_.erase(it);
@@ -118,9 +119,8 @@ int oscf_win::detach(Guard &, const void *base) {
 
 int oscf_win::read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t addr, uint64_t key) {
     OpCounter done;
-    int rc = progress().post("fi_readmsg (region table)", [&] {
-        return fab().rma(false, dst, len, p.addr, addr, key, &done, nullptr);
-    });
+    int rc = progress().post("fi_readmsg (region table)",
+                             [&] { return fab().rma(false, dst, len, p.addr, addr, key, &done, nullptr); });
     if (rc) return rc;
     done.on_post();
     return wait_done(lk, done);
@@ -153,17 +153,17 @@ int oscf_win::refresh_regions(Guard &lk, Peer &p) {
     return usage_error(OSCF_ERR_INTERNAL, "could not read a consistent region table");
 }
 
-int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what,
-                              Where *w) {
+int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what, Where *w) {
     if (addr + len < addr)
-        return usage_error(OSCF_ERR_RMA_RANGE, "%s of %zu bytes at address 0x%llx wraps around",
-                           what, len, static_cast<unsigned long long>(addr));
+        return usage_error(OSCF_ERR_RMA_RANGE, "%s of %zu bytes at address 0x%llx wraps around", what, len,
+                           static_cast<unsigned long long>(addr));
     if (target == rank_) {
         // Native atomics to ourselves still go through the fabric, so fill in all of it.
         const LocalRegion *r = first_of_run(regions_, addr, len, &w->span);
         if (!r)
-            return usage_error(OSCF_ERR_RMA_RANGE, "%s of %zu bytes at address 0x%llx: not in an attached region",
-                               what, len, static_cast<unsigned long long>(addr));
+            return usage_error(OSCF_ERR_RMA_RANGE,
+                               "%s of %zu bytes at address 0x%llx: not in an attached region", what, len,
+                               static_cast<unsigned long long>(addr));
         w->remote = fab().limits().virt_addr ? addr : addr - r->base;
         w->key = r->key;
         w->local = reinterpret_cast<char *>(addr);

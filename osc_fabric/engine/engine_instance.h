@@ -18,7 +18,7 @@ struct oscf_engine {
     std::unique_ptr<oscf::ActiveMessages> am;
     std::unique_ptr<oscf::ProgressThread> progress_thread;
     oscf::AtomicCaps caps;
-    int live_windows = 0;     // guarded by the engine lock
+    int live_windows = 0;             // guarded by the engine lock
     std::vector<oscf_win *> windows;  // the live ones, for oscf_engine_get_stats
     oscf_win_stats freed{};           // what the freed ones counted
     uint64_t next_window_id = 1;

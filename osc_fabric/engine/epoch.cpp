@@ -32,8 +32,8 @@ int oscf_win::begin_access(Guard &, int target, const char *what) {
     }
     if (pscw_access_) {
         if (in_access_group_[static_cast<size_t>(target)]) return OSCF_OK;
-        return usage_error(OSCF_ERR_RMA_SYNC, "%s to rank %d, which is not in the MPI_Win_start group",
-                           what, target);
+        return usage_error(OSCF_ERR_RMA_SYNC, "%s to rank %d, which is not in the MPI_Win_start group", what,
+                           target);
     }
     if (p.lock != LockMode::none) return OSCF_OK;
     // lock_all holds rank 0's gate, which keeps every exclusive lock away (lock.cpp).
@@ -51,8 +51,8 @@ bool oscf_win::in_passive_epoch(int target) const {
 // only in passive-target epochs (lock or lock_all).
 int oscf_win::check_request_epoch(int target, const char *what) const {
     if (in_passive_epoch(target)) return OSCF_OK;
-    return usage_error(OSCF_ERR_RMA_SYNC, "request-based %s to rank %d outside a passive-target epoch",
-                       what, target);
+    return usage_error(OSCF_ERR_RMA_SYNC, "request-based %s to rank %d outside a passive-target epoch", what,
+                       target);
 }
 
 int oscf_win::fence(Guard &lk, int assert_bits) {

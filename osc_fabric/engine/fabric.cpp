@@ -41,8 +41,8 @@ int default_rank(const std::string &prov, bool job_is_node_local) {
     if (prov == "shm") return job_is_node_local ? 0 : -1;
     if (prov.find("ofi_rxd") != std::string::npos) return -1;
     if (prov.rfind("net", 0) == 0) return -1;
-    static const char *const order[] = {"cxi",  "efa",  "verbs;ofi_rxm", "psm3",
-                                        "opx",  "psm2", "tcp;ofi_rxm",   "sockets"};
+    static const char *const order[] = {"cxi", "efa",  "verbs;ofi_rxm", "psm3",
+                                        "opx", "psm2", "tcp;ofi_rxm",   "sockets"};
     for (size_t i = 0; i < sizeof order / sizeof *order; ++i)
         if (prov == order[i]) return static_cast<int>(i) + 1;
     return 100;
@@ -52,14 +52,14 @@ info_ptr make_hints() {
     info_ptr hints(fi_allocinfo());
     if (!hints) return hints;
     // FI_MSG carries the active messages that emulate atomics the provider lacks.
-    hints->caps = FI_RMA | FI_ATOMIC | FI_MSG | FI_READ | FI_WRITE | FI_REMOTE_READ |
-                  FI_REMOTE_WRITE | FI_SEND | FI_RECV;
+    hints->caps = FI_RMA | FI_ATOMIC | FI_MSG | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+                  FI_SEND | FI_RECV;
     hints->ep_attr->type = FI_EP_RDM;
     // No FI_MR_LOCAL: origin buffers are used without registration. Providers that
     // need it are not usable yet.
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;  // the engine lock serializes calls
-    hints->mode = 0;  // we pass plain pointers as contexts (no FI_CONTEXT)
+    hints->mode = 0;                                   // we pass plain pointers as contexts (no FI_CONTEXT)
     return hints;
 }
 
@@ -89,7 +89,9 @@ unsigned guaranteed_atomic_order(const fi_tx_attr &tx, const fi_ep_attr &ep) {
 // then ends with lost updates or with bytes of a shm address string in the atomic's
 // target, where the active-message path is exact (perf/README.md, "Measurements behind
 // design choices").
-bool atomics_trusted(const std::string &prov) { return prov != "shm"; }
+bool atomics_trusted(const std::string &prov) {
+    return prov != "shm";
+}
 
 // Providers whose atomics are messages their own software applies at the target:
 // shm, sockets, and the rxm/rxd utility layers (rxm implements fi_atomic as messages
@@ -147,8 +149,7 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
         auto fab = std::make_unique<Fabric>();
         rc = fab->setup(info_ptr(fi_dupinfo(c.second)));
         if (rc == OSCF_OK) {
-            log(5, "using provider %s, domain %s", fab->provider_.c_str(),
-                fab->info_->domain_attr->name);
+            log(5, "using provider %s, domain %s", fab->provider_.c_str(), fab->info_->domain_attr->name);
             out = std::move(fab);
             return OSCF_OK;
         }
@@ -208,8 +209,7 @@ int Fabric::setup(info_ptr info) {
     rc = fi_getname(&ep_->fid, nullptr, &addrlen);
     if (rc != -FI_ETOOSMALL && rc) return fabric_error("fi_getname", rc);
     local_addr_.resize(addrlen);
-    if ((rc = fi_getname(&ep_->fid, local_addr_.data(), &addrlen)))
-        return fabric_error("fi_getname", rc);
+    if ((rc = fi_getname(&ep_->fid, local_addr_.data(), &addrlen))) return fabric_error("fi_getname", rc);
     local_addr_.resize(addrlen);
 
     uint64_t mr_mode = info_->domain_attr->mr_mode;
@@ -228,8 +228,8 @@ int Fabric::setup(info_ptr info) {
     return OSCF_OK;
 }
 
-ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_t remote,
-                    uint64_t key, void *context, bool *injected) const {
+ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_t remote, uint64_t key,
+                    void *context, bool *injected) const {
     iovec iov{local, len};
     fi_rma_iov rma{remote, len, key};
     fi_msg_rma msg{};
@@ -263,8 +263,8 @@ int Fabric::insert_address(const void *addr, size_t len, fi_addr_t *out) {
 int Fabric::register_memory(void *buf, size_t len, mr_ptr &mr, uint64_t *key) {
     uint64_t requested = limits_.prov_key ? 0 : next_key_++;
     fid_mr *m = nullptr;
-    int rc = fi_mr_reg(domain_.get(), buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, requested, 0,
-                       &m, nullptr);
+    int rc =
+        fi_mr_reg(domain_.get(), buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, requested, 0, &m, nullptr);
     if (rc) return fabric_error("fi_mr_reg", rc);
     mr = adopt_mr(m, len);
     *key = fi_mr_key(m);

@@ -19,10 +19,10 @@ namespace oscf {
 
 // What the rest of the engine needs to know about the chosen provider.
 struct ProviderLimits {
-    size_t inject_size = 0;   // writes up to this size may use FI_INJECT
-    size_t max_msg_size = 0;  // one fi_write/fi_read moves at most this much
-    bool virt_addr = false;   // remote addresses are virtual addresses, not MR offsets
-    bool prov_key = false;    // the provider chooses MR keys
+    size_t inject_size = 0;        // writes up to this size may use FI_INJECT
+    size_t max_msg_size = 0;       // one fi_write/fi_read moves at most this much
+    bool virt_addr = false;        // remote addresses are virtual addresses, not MR offsets
+    bool prov_key = false;         // the provider chooses MR keys
     unsigned atomic_order = 0;     // OSCF_ORDER_* bits native atomics keep by themselves
     bool send_after_send = false;  // messages arrive in the order sent (FI_ORDER_SAS)
     // False where the provider's atomics were seen to lose updates (see fabric.cpp):

@@ -43,8 +43,8 @@ int oscf_win::rmw_implicit(Guard &lk, int target, const oscf_rmw &r, int assert_
                            r.is_swap ? "swap" : "reduction", r.type);
     Peer &p = peers_[static_cast<size_t>(target)];
     if (lock_all_ || pscw_access_ || p.lock != LockMode::none)
-        return usage_error(OSCF_ERR_RMA_SYNC,
-                           "a one-shot epoch on rank %d inside an access epoch to it", target);
+        return usage_error(OSCF_ERR_RMA_SYNC, "a one-shot epoch on rank %d inside an access epoch to it",
+                           target);
     if ((rc = close_idle_fence("a one-shot epoch"))) return rc;
     const bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
     if (implicit_on_node(p, target, r)) return implicit_direct(lk, p, target, r, nocheck);
@@ -92,8 +92,12 @@ int oscf_win::implicit_direct(Guard &lk, Peer &p, int target, const oscf_rmw &r,
 
 int oscf_win::rmw_in_epoch(Guard &lk, int target, const oscf_rmw &r) {
     if (r.is_swap) {
-        Swap sw{r.swap, r.type, r.count, static_cast<const char *>(r.origin),
-                static_cast<const char *>(r.compare), static_cast<char *>(r.result)};
+        Swap sw{r.swap,
+                r.type,
+                r.count,
+                static_cast<const char *>(r.origin),
+                static_cast<const char *>(r.compare),
+                static_cast<char *>(r.result)};
         return swap(lk, target, sw, r.target_disp, 0, nullptr);
     }
     oscf_acc_segment seg{r.origin, r.result, 0, r.count};

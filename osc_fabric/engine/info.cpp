@@ -14,7 +14,9 @@ struct Name {
 const Name kOrderings[] = {
     {"rar", OSCF_ORDER_RAR}, {"raw", OSCF_ORDER_RAW}, {"war", OSCF_ORDER_WAR}, {"waw", OSCF_ORDER_WAW}};
 
-bool blank(char c) { return c == ' ' || c == '\t'; }
+bool blank(char c) {
+    return c == ' ' || c == '\t';
+}
 
 // Values may carry blanks around them and around list items, as users write them.
 std::string trimmed(const std::string &s) {

@@ -84,8 +84,7 @@ constexpr Claim kClaims[] = {
 };
 // What a release adds. Constant operands: the fabric may read them until the update
 // completes.
-const uint64_t kUndo[] = {~uint64_t{0}, uint64_t{0} - kExclusive, ~uint64_t{0},
-                          uint64_t{0} - kGateAll};
+const uint64_t kUndo[] = {~uint64_t{0}, uint64_t{0} - kExclusive, ~uint64_t{0}, uint64_t{0} - kGateAll};
 }  // namespace
 
 int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
@@ -97,17 +96,15 @@ int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint
     }
     // Lock words follow the path of 64-bit accumulates, so a provider whose atomics we
     // do not trust (fabric.cpp) never touches them.
-    if (!eng_.caps.native(OSCF_TYPE_UINT64))
-        return lock_word_am(lk, p, offset, op, operand, compare, old);
+    if (!eng_.caps.native(OSCF_TYPE_UINT64)) return lock_word_am(lk, p, offset, op, operand, compare, old);
     OpCounter done;
     uint64_t addr = p.state_base + offset;
     int rc = progress().post("lock word atomic", [&]() -> ssize_t {
         if (op == FI_CSWAP)
-            return fi_compare_atomic(fab().ep(), &operand, 1, nullptr, &compare, nullptr, old,
-                                     nullptr, p.addr, addr, p.state_key, FI_UINT64, FI_CSWAP,
-                                     &done);
-        return fi_fetch_atomic(fab().ep(), &operand, 1, nullptr, old, nullptr, p.addr, addr,
-                               p.state_key, FI_UINT64, static_cast<fi_op>(op), &done);
+            return fi_compare_atomic(fab().ep(), &operand, 1, nullptr, &compare, nullptr, old, nullptr,
+                                     p.addr, addr, p.state_key, FI_UINT64, FI_CSWAP, &done);
+        return fi_fetch_atomic(fab().ep(), &operand, 1, nullptr, old, nullptr, p.addr, addr, p.state_key,
+                               FI_UINT64, static_cast<fi_op>(op), &done);
     });
     if (rc) return rc;
     done.on_post();
@@ -116,8 +113,8 @@ int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint
 
 // The same update as an active message that the target's engine applies under its lock
 // (or that we apply, under ours, to our own lock word).
-int oscf_win::lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
-                           uint64_t compare, uint64_t *old) {
+int oscf_win::lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand, uint64_t compare,
+                           uint64_t *old) {
     const bool cas = op == FI_CSWAP;
     if (&p == &peers_[static_cast<size_t>(rank_)]) {
         uint64_t *word = own_word(offset);
@@ -214,8 +211,8 @@ int oscf_win::release(Peer &p, Hold hold) {
         if (rc) releases_.on_complete(rc);
         return rc;
     }
-    int rc = post_atomic_write(p, delta, 1, FI_UINT64, FI_SUM, p.state_base + offset, p.state_key,
-                               &releases_);
+    int rc =
+        post_atomic_write(p, delta, 1, FI_UINT64, FI_SUM, p.state_base + offset, p.state_key, &releases_);
     if (rc == OSCF_OK) releases_.on_post();
     return rc;
 }
@@ -264,8 +261,8 @@ int oscf_win::request_shared(Peer &p) {
 
 int oscf_win::send_lock_request(Peer &p) {
     p.lock_request_unsent = false;
-    AmHeader h = am_request(p, kAmLockShared, OSCF_TYPE_UINT64, OSCF_OP_NO_OP, kAmStateWord, 0,
-                            kLockWordOffset);
+    AmHeader h =
+        am_request(p, kAmLockShared, OSCF_TYPE_UINT64, OSCF_OP_NO_OP, kAmStateWord, 0, kLockWordOffset);
     h.token = eng_.am->new_request(&p.lock_grant, nullptr, 0);
     return eng_.am->send(p.addr, h, nullptr, 0);  // a failed send fails the request
 }
@@ -300,14 +297,14 @@ int oscf_win::await_grant(Guard &lk, Peer &p) {
 void oscf_win::count_lock_wait(std::chrono::steady_clock::time_point since) {
     ++stats.lock_waits;
     stats.lock_wait_ns += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count());
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since)
+            .count());
 }
 
 // Called at unlock before the wait that sends the batches. Only where lock words are
 // active messages: the target's engine applies the release after the records.
 void oscf_win::fold_release_into_batch(Peer &p) {
-    p.release_with_batch =
-        p.lock_acquired && p.batch_records != 0 && !eng_.caps.native(OSCF_TYPE_UINT64);
+    p.release_with_batch = p.lock_acquired && p.batch_records != 0 && !eng_.caps.native(OSCF_TYPE_UINT64);
 }
 
 // Our lock word, which on-node peers change with CPU atomics: so do we.

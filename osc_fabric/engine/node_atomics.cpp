@@ -13,14 +13,29 @@ namespace {
 
 constexpr int kSpinsBeforeYield = 64;  // the holder runs a few hundred instructions
 
-bool aligned(const void *p, size_t size) { return reinterpret_cast<uintptr_t>(p) % size == 0; }
+bool aligned(const void *p, size_t size) {
+    return reinterpret_cast<uintptr_t>(p) % size == 0;
+}
 
 // The integer type whose bits hold one T.
-template <size_t N> struct Bits;
-template <> struct Bits<1> { using type = uint8_t; };
-template <> struct Bits<2> { using type = uint16_t; };
-template <> struct Bits<4> { using type = uint32_t; };
-template <> struct Bits<8> { using type = uint64_t; };
+template <size_t N>
+struct Bits;
+template <>
+struct Bits<1> {
+    using type = uint8_t;
+};
+template <>
+struct Bits<2> {
+    using type = uint16_t;
+};
+template <>
+struct Bits<4> {
+    using type = uint32_t;
+};
+template <>
+struct Bits<8> {
+    using type = uint64_t;
+};
 
 // One element of T at t, atomically: the old value. Add and the bitwise ops of
 // unsigned-wrapping integers have an instruction; the rest loop on compare-exchange.
@@ -51,12 +66,13 @@ T update(oscf_op op, T *t, T o) {
         std::memcpy(&ov, &old, sizeof ov);
         if (op == OSCF_OP_NO_OP) return ov;
         T nv;
-        if constexpr (Integer) nv = combine_integer(op, ov, o);
-        else nv = combine_floating(op, ov, o);
+        if constexpr (Integer)
+            nv = combine_integer(op, ov, o);
+        else
+            nv = combine_floating(op, ov, o);
         B nb;
         std::memcpy(&nb, &nv, sizeof nb);
-        if (__atomic_compare_exchange_n(word, &old, nb, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-            return ov;
+        if (__atomic_compare_exchange_n(word, &old, nb, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return ov;
     }
 }
 
@@ -132,8 +148,8 @@ T swap_one(oscf_swap s, T *t, T v, T c) {
     }
 }
 
-bool cpu_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare,
-              void *result, size_t n) {
+bool cpu_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare, void *result,
+              size_t n) {
     if (!aligned(target, type_size(t))) return false;
     return visit_cpu_type(t, [&](auto *tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
@@ -155,15 +171,19 @@ void AccumulateLock::lock() {
             __atomic_exchange_n(word_, uint64_t{1}, __ATOMIC_ACQUIRE) == 0)
             return;
         // The holder may share our core (oversubscribed nodes): let it finish.
-        if (spins >= kSpinsBeforeYield) sched_yield();
-        else __builtin_ia32_pause();
+        if (spins >= kSpinsBeforeYield)
+            sched_yield();
+        else
+            __builtin_ia32_pause();
     }
 }
 
-void AccumulateLock::unlock() { __atomic_store_n(word_, uint64_t{0}, __ATOMIC_RELEASE); }
+void AccumulateLock::unlock() {
+    __atomic_store_n(word_, uint64_t{0}, __ATOMIC_RELEASE);
+}
 
-void node_accumulate(oscf_op op, oscf_type t, void *target, const void *origin, void *result,
-                     size_t count, AccumulateLock acc_lock) {
+void node_accumulate(oscf_op op, oscf_type t, void *target, const void *origin, void *result, size_t count,
+                     AccumulateLock acc_lock) {
     if (cpu_update(op, t, target, origin, result, count)) return;
     acc_lock.lock();
     if (result) std::memmove(result, target, count * type_size(t));
@@ -171,8 +191,8 @@ void node_accumulate(oscf_op op, oscf_type t, void *target, const void *origin, 
     acc_lock.unlock();
 }
 
-void node_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare,
-               void *result, size_t count, AccumulateLock acc_lock) {
+void node_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare, void *result,
+               size_t count, AccumulateLock acc_lock) {
     if (cpu_swap(s, t, target, value, compare, result, count)) return;
     acc_lock.lock();
     apply_swap(s, t, target, value, compare, result, count);

@@ -33,12 +33,12 @@ private:
 };
 
 // result (may be nullptr) receives the old values; origin may be nullptr for NO_OP.
-void node_accumulate(oscf_op op, oscf_type t, void *target, const void *origin, void *result,
-                     size_t count, AccumulateLock acc_lock);
+void node_accumulate(oscf_op op, oscf_type t, void *target, const void *origin, void *result, size_t count,
+                     AccumulateLock acc_lock);
 // Conditional swaps of count elements (oscf_win_swap's rule); result (may be nullptr)
 // receives the old values. Only the types swap_allowed() admits, all of 1-8 bytes.
-void node_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare,
-               void *result, size_t count, AccumulateLock acc_lock);
+void node_swap(oscf_swap s, oscf_type t, void *target, const void *value, const void *compare, void *result,
+               size_t count, AccumulateLock acc_lock);
 
 // The 64-bit state words (lock words, lock.cpp): fetch-and-add and compare-and-swap.
 uint64_t word_fetch_add(uint64_t *word, uint64_t add);

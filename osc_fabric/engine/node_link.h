@@ -21,8 +21,8 @@ public:
     // False when they do not fit in it.
     bool map(void *segment, size_t seg_len, bool memory, uint64_t mem_offset, uint64_t mem_size,
              uint64_t state_offset, size_t state_size) {
-        if ((memory && (mem_offset > seg_len || mem_size > seg_len - mem_offset)) ||
-            state_offset > seg_len || state_size > seg_len - state_offset || state_offset % 64)
+        if ((memory && (mem_offset > seg_len || mem_size > seg_len - mem_offset)) || state_offset > seg_len ||
+            state_size > seg_len - state_offset || state_offset % 64)
             return false;
         mem_ = memory ? static_cast<char *>(segment) + mem_offset : nullptr;
         mem_size_ = memory ? mem_size : 0;

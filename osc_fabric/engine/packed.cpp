@@ -96,7 +96,9 @@ int oscf_win::Packed::add_get(char *local, size_t len, uint64_t offset) {
     return OSCF_OK;
 }
 
-int oscf_win::Packed::send() { return dir_ == Dir::write ? send_put() : send_gather(); }
+int oscf_win::Packed::send() {
+    return dir_ == Dir::write ? send_put() : send_gather();
+}
 
 int oscf_win::Packed::send_put() {
     if (records_out_ == 0) return OSCF_OK;

@@ -124,8 +124,8 @@ int each_piece(const uint8_t *desc, uint32_t n, Where &&where, Piece &&piece) {
 
 }  // namespace
 
-int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n,
-                              int64_t disp, const oscf_packer &pk, const oscf_notify *notify) {
+int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n, int64_t disp,
+                              const oscf_packer &pk, const oscf_notify *notify) {
     PackerRelease hold(pk);
     const char *what = dir == Dir::write ? "put" : "get";
     int rc = check_target(target);
@@ -197,8 +197,8 @@ bool oscf_win::engine_applies(int target, oscf_type type) const {
 // Checks every byte against the target's window and finds what turns the runs' offsets
 // into the target's (AmHeader::offset). One check covers them all, except on a dynamic
 // window whose pieces lie in regions with gaps between: those are checked one by one.
-int oscf_win::layout_delta(Guard &lk, int target, int64_t disp, const oscf_run *runs, size_t n,
-                           int64_t lo, int64_t hi, const char *what, uint64_t *delta) {
+int oscf_win::layout_delta(Guard &lk, int target, int64_t disp, const oscf_run *runs, size_t n, int64_t lo,
+                           int64_t hi, const char *what, uint64_t *delta) {
     const size_t span = static_cast<size_t>(hi - lo);
     Where w;
     int rc = resolve(lk, target, disp, lo, span, what, &w);
@@ -220,18 +220,16 @@ int oscf_win::layout_delta(Guard &lk, int target, int64_t disp, const oscf_run *
 
 // Ourselves or an on-node peer whose memory we map: pack into one buffer and copy the
 // pieces at once (rma.cpp / route.cpp), then unpack.
-int oscf_win::staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n,
-                              int64_t disp, size_t bytes, const oscf_packer &pk,
-                              const oscf_notify *notify) {
+int oscf_win::staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n, int64_t disp,
+                              size_t bytes, const oscf_packer &pk, const oscf_notify *notify) {
     std::unique_ptr<uint8_t[]> stage(new uint8_t[bytes]);
     if (dir == Dir::write && pk.pack(pk.arg, stage.get(), bytes) != OSCF_OK) return OSCF_ERR_INTERNAL;
     std::vector<oscf_segment> segs;
     size_t pos = 0;
     for (size_t i = 0; i < n; ++i)
         for (size_t j = 0; j < runs[i].count && runs[i].len; ++j, pos += runs[i].len)
-            segs.push_back(oscf_segment{stage.get() + pos,
-                                        runs[i].offset + runs[i].stride * static_cast<int64_t>(j),
-                                        runs[i].len});
+            segs.push_back(oscf_segment{
+                stage.get() + pos, runs[i].offset + runs[i].stride * static_cast<int64_t>(j), runs[i].len});
     // Copies only: complete when transfer_all returns.
     int rc = transfer_all(lk, dir, target, segs.data(), segs.size(), disp, nullptr);
     if (!rc && dir == Dir::read && pk.unpack(pk.arg, stage.get(), bytes) != OSCF_OK) rc = OSCF_ERR_INTERNAL;
@@ -307,7 +305,8 @@ int oscf_win::serve_scatter(const AmHeader &h, const uint8_t *payload, size_t le
 int oscf_win::scatter_here(const AmHeader &h, const uint8_t *payload, size_t len) {
     const size_t desc = size_t{h.count} * sizeof(AmRun);
     if (desc > len) return OSCF_ERR_ARG;
-    return scatter_pieces(payload, h.count, payload + desc, len - desc, Update{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)});
+    return scatter_pieces(payload, h.count, payload + desc, len - desc,
+                          Update{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)});
 }
 
 int oscf_win::serve_gather_runs(const AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
@@ -319,7 +318,8 @@ int oscf_win::serve_gather_runs(const AmHeader &h, const uint8_t *payload, size_
 
 int oscf_win::scatter_pieces(const uint8_t *desc, uint32_t n, const uint8_t *data, size_t len, Update u) {
     // An accumulate's pieces are whole elements, applied as every emulated accumulate is.
-    if (!u.copy() && (!valid_type(u.type) || !valid_op(u.op) || !op_allowed(u.op, u.type) || u.op == OSCF_OP_NO_OP))
+    if (!u.copy() &&
+        (!valid_type(u.type) || !valid_op(u.op) || !op_allowed(u.op, u.type) || u.op == OSCF_OP_NO_OP))
         return OSCF_ERR_ARG;
     const size_t size = type_size(u.type);
     auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };

@@ -22,7 +22,8 @@ public:
         if (status != OSCF_OK && status_ == OSCF_OK) status_ = status;
         if (--pending_ > 0) return;
         for (size_t i = 0; status_ == OSCF_OK && i < unpack_.size(); ++i)
-            if (pk_.unpack(pk_.arg, unpack_[i].first, unpack_[i].second) != OSCF_OK) status_ = OSCF_ERR_INTERNAL;
+            if (pk_.unpack(pk_.arg, unpack_[i].first, unpack_[i].second) != OSCF_OK)
+                status_ = OSCF_ERR_INTERNAL;
         if (pk_.release) pk_.release(pk_.arg);
         done();
         Completion *next = next_;

@@ -84,9 +84,15 @@ int oscf_win::take_staging(size_t bytes, Staging *out) {
 class oscf_win::RendezvousTarget final : public Completion {
 public:
     RendezvousTarget(oscf_win &win, const AmHeader &h, const AmPull &chunk, fi_addr_t origin)
-        : am_(*win.eng_.am), window_id_(h.window_id), origin_rank_(h.origin_rank), token_(h.token),
-          scatter_(h.opcode == kAmScatterPull), update_{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)},
-          count_(h.count), chunk_(chunk), origin_(origin),
+        : am_(*win.eng_.am),
+          window_id_(h.window_id),
+          origin_rank_(h.origin_rank),
+          token_(h.token),
+          scatter_(h.opcode == kAmScatterPull),
+          update_{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)},
+          count_(h.count),
+          chunk_(chunk),
+          origin_(origin),
           desc_(size_t{h.count} * sizeof(AmRun)) {
         const size_t need = desc_ + chunk.bytes;
         if (need <= kRendezvousChunk && !win.chunk_buffers_.empty()) {
@@ -192,8 +198,8 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint6
         }
         const AmPull chunk = op->chunk(fab(), pos, data);
         op->add_chunk(pos + desc, data);
-        AmHeader h = am_request(p, put ? kAmScatterPull : kAmGatherPush, u.type, put ? u.op : OSCF_OP_NO_OP, 0,
-                                static_cast<uint32_t>(sub.size()), 0);
+        AmHeader h = am_request(p, put ? kAmScatterPull : kAmGatherPush, u.type, put ? u.op : OSCF_OP_NO_OP,
+                                0, static_cast<uint32_t>(sub.size()), 0);
         op->expect();
         h.token = eng_.am->new_request(op, nullptr, 0);
         ++stats.layout_messages;

@@ -89,7 +89,9 @@ public:
             std::this_thread::yield();
         }
     }
-    void reset() { rounds_ = 0; }
+    void reset() {
+        rounds_ = 0;
+    }
 
 private:
     unsigned spins_, rounds_ = 0;
@@ -233,7 +235,7 @@ private:
     bool oversubscribed_ = false;
     uint64_t eagain_retries_ = 0;
     unsigned calls_since_round_ = 0, idle_rounds_ = 0;  // tick_locked
-    std::deque<Pending> deferred_;   // in posting order
+    std::deque<Pending> deferred_;                      // in posting order
     std::function<void()> round_hook_;
     std::deque<Pending> unordered_;  // retried first
 };

@@ -54,7 +54,8 @@ int oscf_win::start(Guard &lk, const int *group, int n, int assert_bits) {
         // Wait for every target's post, serving our own incoming traffic meanwhile.
         rc = progress().wait_until(lk, [&] {
             for (int t : access_group_)
-                if (state_word(post_seq_offset(static_cast<size_t>(t))) <= posts_seen_[static_cast<size_t>(t)])
+                if (state_word(post_seq_offset(static_cast<size_t>(t))) <=
+                    posts_seen_[static_cast<size_t>(t)])
                     return false;
             return true;
         });
@@ -75,7 +76,8 @@ int oscf_win::complete(Guard &lk) {
         if (!wrc) wrc = p.ops.take_error();
         if (!wrc) {
             uint64_t seq = ++completes_sent_[static_cast<size_t>(t)];
-            wrc = write_seq(lk, t, complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(rank_)), seq);
+            wrc = write_seq(lk, t,
+                            complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(rank_)), seq);
         }
         if (!rc) rc = wrc;
     }

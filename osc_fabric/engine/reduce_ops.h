@@ -52,8 +52,10 @@ T swap_element(oscf_swap s, T t, T v, T c) {
     case OSCF_SWAP_GT: return c > t ? v : t;
     case OSCF_SWAP_GE: return c >= t ? v : t;
     case OSCF_SWAP_MASK:
-        if constexpr (std::is_integral_v<T>) return static_cast<T>((v & c) | (t & ~c));
-        else return t;  // swap_allowed() admits masks on integers only
+        if constexpr (std::is_integral_v<T>)
+            return static_cast<T>((v & c) | (t & ~c));
+        else
+            return t;  // swap_allowed() admits masks on integers only
     default: return t;
     }
 }

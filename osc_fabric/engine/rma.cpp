@@ -16,7 +16,7 @@ using namespace oscf;
 // Byte offset of an access into the target's window, or an error when any byte of it
 // lies outside. Overflow of disp * disp_unit is a range error too.
 int oscf_win::target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len, uint64_t size,
-                  int target, const char *what, uint64_t *out) {
+                            int target, const char *what, uint64_t *out) {
     __int128 start = static_cast<__int128>(disp) * disp_unit + offset;
     if (start < 0 || start > static_cast<__int128>(size) || len > size - static_cast<uint64_t>(start))
         return usage_error(OSCF_ERR_RMA_RANGE,
@@ -28,8 +28,8 @@ int oscf_win::target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, si
     return OSCF_OK;
 }
 
-int oscf_win::resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_t len,
-                      const char *what, Where *w) {
+int oscf_win::resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, const char *what,
+                      Where *w) {
     if (flavor_ == OSCF_FLAVOR_DYNAMIC) {
         // target_disp is an address at the target (disp_unit 1).
         __int128 addr = static_cast<__int128>(disp) + offset;
@@ -77,8 +77,8 @@ int oscf_win::get(Guard &lk, int target, const oscf_segment *segs, size_t n, int
 }
 
 // All segments of one operation share one scope, so a request completes once.
-int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
-                           int64_t disp, const oscf_notify *notify) {
+int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp,
+                           const oscf_notify *notify) {
     int rc = check_target(target);
     if (!rc && notify) rc = check_request_epoch(target, dir == Dir::write ? "put" : "get");
     if (rc) return rc;
@@ -94,8 +94,8 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
     return finish(lk, scope, rc);
 }
 
-int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t tdisp,
-                       int64_t offset, OpScope &scope, Packed *packed) {
+int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t tdisp, int64_t offset,
+                       OpScope &scope, Packed *packed) {
     int rc = begin_access(lk, target, dir == Dir::write ? "put" : "get");
     char *local = static_cast<char *>(buf);
     // One piece per registration the bytes land in: several only on a dynamic window
@@ -103,8 +103,7 @@ int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, in
     // every byte, so nothing moves when any of them is not attached.
     while (rc == OSCF_OK && len > 0) {
         Where w;
-        if ((rc = resolve(lk, target, tdisp, offset, len, dir == Dir::write ? "put" : "get", &w)))
-            break;
+        if ((rc = resolve(lk, target, tdisp, offset, len, dir == Dir::write ? "put" : "get", &w))) break;
         rc = transfer_piece(lk, dir, target, local, w, scope, packed);
         local += w.span;
         offset += static_cast<int64_t>(w.span);
@@ -113,8 +112,8 @@ int oscf_win::transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, in
     return rc;
 }
 
-int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const Where &w,
-                             OpScope &scope, Packed *packed) {
+int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const Where &w, OpScope &scope,
+                             Packed *packed) {
     const bool write = dir == Dir::write;
     const size_t len = w.span;
     Peer &p = peers_[static_cast<size_t>(target)];

@@ -22,7 +22,9 @@
 
 using namespace oscf;
 
-bool oscf_win::direct_memory(const Peer &p) const { return p.node.has_memory(); }
+bool oscf_win::direct_memory(const Peer &p) const {
+    return p.node.has_memory();
+}
 
 bool oscf_win::direct_accumulate(const Peer &p, oscf_type t) const {
     return p.node.has_memory() && !eng_.caps.native(t);
@@ -49,16 +51,16 @@ int oscf_win::direct_begin(Guard &lk, int target, const char *what) {
 // attached memory is the user's). One epoch check and one grant for the operation,
 // then a bounds check and a copy per piece: a derived datatype's thousands of pieces
 // cost what their copies cost.
-int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs,
-                                  size_t n, int64_t disp) {
+int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
+                                  int64_t disp) {
     const char *what = dir == Dir::write ? "put" : "get";
     Peer &p = peers_[static_cast<size_t>(target)];
     int rc = direct_begin(lk, target, what);
     if (rc) return rc;
     for (size_t i = 0; i < n; ++i) {  // every piece in range before anything moves
         uint64_t off;
-        if ((rc = target_offset(disp, p.disp_unit, segs[i].target_offset, segs[i].len, p.size, target,
-                                what, &off)))
+        if ((rc = target_offset(disp, p.disp_unit, segs[i].target_offset, segs[i].len, p.size, target, what,
+                                &off)))
             return rc;
     }
     for (size_t i = 0; i < n; ++i) {
@@ -104,8 +106,8 @@ int oscf_win::direct_ready(Guard &lk, Peer &p) {
     return wait_idle(lk, p.acc);
 }
 
-int oscf_win::direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result,
-                                      size_t count, oscf_type type, oscf_op op, const Where &w) {
+int oscf_win::direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
+                                      oscf_type type, oscf_op op, const Where &w) {
     int rc = direct_ready(lk, p);
     if (rc) return rc;
     node_accumulate(op, type, p.node.mem() + w.am_offset, origin, result, count, p.node.acc_lock());
@@ -138,8 +140,8 @@ void oscf_win::direct_store_word(Peer &p, uint64_t offset, uint64_t value) {
 // Target side: an accumulate this engine applies (an active message, a batch record,
 // our own emulated update) to its window memory. With a node segment it must take the
 // road on-node origins take to the same memory.
-void oscf_win::apply_here(oscf_op op, oscf_type type, char *target, const char *origin,
-                          char *result, size_t count) {
+void oscf_win::apply_here(oscf_op op, oscf_type type, char *target, const char *origin, char *result,
+                          size_t count) {
     const Peer &self = peers_[static_cast<size_t>(rank_)];
     // A byte is written whole by any store, so byte REPLACE (packed and batched puts)
     // stays a copy.
@@ -151,8 +153,8 @@ void oscf_win::apply_here(oscf_op op, oscf_type type, char *target, const char *
     apply_reduction(op, type, target, origin, count);
 }
 
-void oscf_win::swap_here(oscf_swap s, oscf_type type, char *target, const void *value,
-                         const void *compare, void *result, size_t count) {
+void oscf_win::swap_here(oscf_swap s, oscf_type type, char *target, const void *value, const void *compare,
+                         void *result, size_t count) {
     const Peer &self = peers_[static_cast<size_t>(rank_)];
     if (self.node.has_memory()) {
         node_swap(s, type, target, value, compare, result, count, self.node.acc_lock());

@@ -46,8 +46,8 @@ public:
             if (desc_after > room.desc || data >= room.data || desc_after + data >= room.total) break;
             const size_t left = std::min(room.data - data, room.total - desc_after - data);
             const oscf_run &r = runs_[i_];
-            const uint64_t first = delta_ + static_cast<uint64_t>(r.offset) +
-                                   static_cast<uint64_t>(r.stride) * piece_ + byte_;
+            const uint64_t first =
+                delta_ + static_cast<uint64_t>(r.offset) + static_cast<uint64_t>(r.stride) * piece_ + byte_;
             if (byte_ > 0 || r.len > left) {
                 // Part of one piece: what fits of it, in whole units.
                 const size_t take = std::min(r.len - byte_, left / unit_ * unit_);

@@ -18,13 +18,17 @@
 
 using namespace oscf;
 
-int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,
-                               void *result, oscf_type type, int64_t disp, int64_t offset) {
+int oscf_win::compare_and_swap(Guard &lk, int target, const void *origin, const void *compare, void *result,
+                               oscf_type type, int64_t disp, int64_t offset) {
     if (!valid_type(type) || !cas_allowed(type))
         return usage_error(OSCF_ERR_TYPE, "compare-and-swap is not defined for type %d", type);
     if (!origin || !compare || !result) return OSCF_ERR_ARG;
-    Swap sw{OSCF_SWAP_EQ, type, 1, static_cast<const char *>(origin),
-            static_cast<const char *>(compare), static_cast<char *>(result)};
+    Swap sw{OSCF_SWAP_EQ,
+            type,
+            1,
+            static_cast<const char *>(origin),
+            static_cast<const char *>(compare),
+            static_cast<char *>(result)};
     return swap(lk, target, sw, disp, offset, nullptr);
 }
 
@@ -49,7 +53,8 @@ int oscf_win::swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t 
         if ((rc = target_range(lk, target, part.count * size, disp, offset, "compare_and_swap", &w))) break;
         const size_t n = std::min(part.count, w.span / size);
         if (n == 0) {
-            rc = usage_error(OSCF_ERR_RMA_RANGE, "compare_and_swap: an element straddles two attached regions");
+            rc = usage_error(OSCF_ERR_RMA_RANGE,
+                             "compare_and_swap: an element straddles two attached regions");
             break;
         }
         Swap piece = part;
@@ -86,8 +91,8 @@ int oscf_win::post_native_swap(Peer &p, const Swap &sw, const Where &w, OpScope 
     // fi_compare_atomic always returns the old values; unwanted ones land in a sink
     // nobody reads, so any number of swaps may share it.
     if (!sw.result && !swap_sink_) swap_sink_.reset(new char[kAmMaxPayload]);
-    const size_t per_op = std::min({eng_.caps.max_count(sw.type), fab().limits().max_msg_size / size,
-                                    kAmMaxPayload / size});
+    const size_t per_op =
+        std::min({eng_.caps.max_count(sw.type), fab().limits().max_msg_size / size, kAmMaxPayload / size});
     const auto dt = static_cast<fi_datatype>(fi_type_of(sw.type));
     const auto op = static_cast<fi_op>(fi_swap_of(sw.swap));
     for (size_t done = 0; done < sw.count;) {

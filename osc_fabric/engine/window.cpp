@@ -79,8 +79,7 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
         base_ = bytes_ ? static_cast<char *>(shared_.addr) + p.shared_offset : nullptr;
         break;
     }
-    default:
-        return usage_error(OSCF_ERR_RMA_FLAVOR, "unsupported window flavor %d", p.flavor);
+    default: return usage_error(OSCF_ERR_RMA_FLAVOR, "unsupported window flavor %d", p.flavor);
     }
     if (base_out) *base_out = base_;
 
@@ -143,8 +142,8 @@ int oscf_win::connect(const WinBlob *blobs) {
     for (int r = 0; r < size_; ++r) {
         const WinBlob &b = blobs[r];
         if (b.version != kWinBlobVersion)
-            return usage_error(OSCF_ERR_UNSUPPORTED, "rank %d runs window format %u, we run %u", r,
-                               b.version, kWinBlobVersion);
+            return usage_error(OSCF_ERR_UNSUPPORTED, "rank %d runs window format %u, we run %u", r, b.version,
+                               kWinBlobVersion);
         if (b.provider_hash != my_hash)
             return usage_error(OSCF_ERR_NO_PROVIDER,
                                "rank %d chose a different libfabric provider than ours (%s)", r,

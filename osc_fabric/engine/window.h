@@ -71,21 +71,21 @@ struct oscf_win {
     int get(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
             const oscf_notify *notify);
     // The target's side as runs, the origin's as packed bytes (packed_layout.cpp).
-    int put_packed(Guard &lk, int target, const oscf_run *runs, size_t n, int64_t disp,
-                   const oscf_packer &pk, const oscf_notify *notify) {
+    int put_packed(Guard &lk, int target, const oscf_run *runs, size_t n, int64_t disp, const oscf_packer &pk,
+                   const oscf_notify *notify) {
         return transfer_packed(lk, Dir::write, target, runs, n, disp, pk, notify);
     }
-    int get_packed(Guard &lk, int target, const oscf_run *runs, size_t n, int64_t disp,
-                   const oscf_packer &pk, const oscf_notify *notify) {
+    int get_packed(Guard &lk, int target, const oscf_run *runs, size_t n, int64_t disp, const oscf_packer &pk,
+                   const oscf_notify *notify) {
         return transfer_packed(lk, Dir::read, target, runs, n, disp, pk, notify);
     }
     bool engine_applies(int target, oscf_type type) const;  // oscf_win_engine_applies; any target
-    int accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
-                          oscf_op op, int64_t disp, const oscf_packer &pk, const oscf_notify *notify);
+    int accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type, oscf_op op,
+                          int64_t disp, const oscf_packer &pk, const oscf_notify *notify);
 
     // accumulate.cpp
-    int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
-                   oscf_op op, int64_t disp, const oscf_notify *notify);
+    int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type, oscf_op op,
+                   int64_t disp, const oscf_notify *notify);
 
     // swap.cpp: conditional swaps (oscf_win_swap), MPI_Compare_and_swap among them.
     struct Swap {
@@ -96,10 +96,9 @@ struct oscf_win {
         const char *compare;  // comperands, or masks
         char *result;         // old values, or nullptr
     };
-    int swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t offset,
-             const oscf_notify *notify);
-    int compare_and_swap(Guard &lk, int target, const void *origin, const void *compare,
-                         void *result, oscf_type type, int64_t disp, int64_t offset);
+    int swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t offset, const oscf_notify *notify);
+    int compare_and_swap(Guard &lk, int target, const void *origin, const void *compare, void *result,
+                         oscf_type type, int64_t disp, int64_t offset);
 
     // implicit_epoch.cpp: lock + one operation + unlock as one call.
     int rmw_implicit(Guard &lk, int target, const oscf_rmw &r, int assert_bits);
@@ -115,8 +114,7 @@ struct oscf_win {
 
     // route.cpp: a span of an on-node peer's window memory the caller may copy to or
     // from itself (a derived datatype's layout on both sides), or nullptr.
-    int direct_span(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, bool put,
-                    void **where);
+    int direct_span(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, bool put, void **where);
 
     oscf_engine &engine() const { return eng_; }
     // No exclusive holder has our lock word: held shared requests may be granted now.
@@ -135,14 +133,14 @@ private:
         uint32_t disp_unit = 1;
         uint64_t am_window_id = 0;
         uint32_t am_sent = 0;  // requests sent to this peer's window: the next one's AmHeader::seq
-        std::vector<oscf::Region> regions;  // dynamic windows: cached copy of its table
-        uint64_t regions_generation = 0;    // of that copy
+        std::vector<oscf::Region> regions;   // dynamic windows: cached copy of its table
+        uint64_t regions_generation = 0;     // of that copy
         uint64_t regions_checked_epoch = 0;  // access_epoch_ when last compared (dynamic.cpp)
-        oscf::NodeLink node;  // linked: on this node, reached directly (route.cpp)
-        oscf::OpCounter ops;  // this origin's operations to this target
-        oscf::OpCounter acc;  // the accumulates among them (child of ops)
+        oscf::NodeLink node;                 // linked: on this node, reached directly (route.cpp)
+        oscf::OpCounter ops;                 // this origin's operations to this target
+        oscf::OpCounter acc;                 // the accumulates among them (child of ops)
         LockMode lock = LockMode::none;
-        bool lock_acquired = false;  // false under MPI_MODE_NOCHECK: nothing to release
+        bool lock_acquired = false;       // false under MPI_MODE_NOCHECK: nothing to release
         bool release_unanswered = false;  // a kAmNoReply release went out since (lock.cpp)
         bool release_with_batch = false;  // at unlock: the release ends the last batch (lock.cpp)
         // Our shared lock request to this target, until granted (child of ops). It
@@ -196,7 +194,7 @@ private:
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
     void count_lock_wait(std::chrono::steady_clock::time_point since);  // MPI_T: lock_wait_ns
-    int grant_shared();  // target side of kAmLockShared
+    int grant_shared();                                                 // target side of kAmLockShared
     // Target side of a one-shot epoch's request (kAmImplicitEpoch): our lock word taken
     // exclusively (and the gate, kAmImplicitGate) for the request's duration, or
     // kAmDeferred while someone holds them.
@@ -204,10 +202,10 @@ private:
     void drop_implicit_hold(uint8_t flags);
     int serve_state_word(const oscf::AmHeader &h, const uint8_t *payload, size_t len, char *t,
                          uint8_t *old_out, size_t *old_len);
-    int lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
-                         uint64_t compare, uint64_t *old);
-    int lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
-                     uint64_t compare, uint64_t *old);
+    int lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand, uint64_t compare,
+                         uint64_t *old);
+    int lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand, uint64_t compare,
+                     uint64_t *old);
 
     // Where one access lands: for the fabric (remote address and key), for ourselves
     // (local pointer), and for active messages (the offset the owner resolves again).
@@ -221,8 +219,7 @@ private:
         uint64_t am_offset = 0;
         size_t span = 0;
     };
-    int resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, const char *what,
-                Where *w);
+    int resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, const char *what, Where *w);
 
     // route.cpp: the direct road to peers in our node segment, and when it serves.
     // The road of an accumulate or swap of type t to p: CPU atomics on our node
@@ -233,8 +230,7 @@ private:
     bool direct_memory(const Peer &p) const;
     bool direct_accumulate(const Peer &p, oscf_type t) const;
     bool direct_words(const Peer &p) const;
-    int direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
-                            int64_t disp);
+    int direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp);
     int direct_begin(Guard &lk, int target, const char *what);
     int direct_ready(Guard &lk, Peer &p);
     int direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
@@ -243,8 +239,7 @@ private:
     uint64_t direct_word(Peer &p, uint64_t offset, bool cas, uint64_t operand, uint64_t compare);
     void direct_store_word(Peer &p, uint64_t offset, uint64_t value);
     // Target side: updates of our own window memory, atomic with on-node peers' CPUs.
-    void apply_here(oscf_op op, oscf_type type, char *target, const char *origin, char *result,
-                    size_t count);
+    void apply_here(oscf_op op, oscf_type type, char *target, const char *origin, char *result, size_t count);
     void swap_here(oscf_swap s, oscf_type type, char *target, const void *value, const void *compare,
                    void *result, size_t count);
 
@@ -269,24 +264,24 @@ private:
 
     // rma.cpp
     // Byte offset of an access into a window of `size` bytes, or OSCF_ERR_RMA_RANGE.
-    static int target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len,
-                             uint64_t size, int target, const char *what, uint64_t *out);
-    int transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
-                     int64_t disp, const oscf_notify *notify);
+    static int target_offset(int64_t disp, uint32_t disp_unit, int64_t offset, size_t len, uint64_t size,
+                             int target, const char *what, uint64_t *out);
+    int transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp,
+                     const oscf_notify *notify);
     // packed.h: the small segments of one many-segment put or get, packed into few
     // messages; nullptr where the operation's segments travel one by one.
     class Packed;
-    int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp,
-                 int64_t offset, oscf::OpScope &scope, Packed *packed);
-    int transfer_piece(Guard &lk, Dir dir, int target, char *local, const Where &w,
-                       oscf::OpScope &scope, Packed *packed);
+    int transfer(Guard &lk, Dir dir, int target, void *buf, size_t len, int64_t disp, int64_t offset,
+                 oscf::OpScope &scope, Packed *packed);
+    int transfer_piece(Guard &lk, Dir dir, int target, char *local, const Where &w, oscf::OpScope &scope,
+                       Packed *packed);
     // packed_layout.cpp: puts and gets described by the target's layout as runs.
-    int transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n,
-                        int64_t disp, const oscf_packer &pk, const oscf_notify *notify);
-    int layout_delta(Guard &lk, int target, int64_t disp, const oscf_run *runs, size_t n,
-                     int64_t lo, int64_t hi, const char *what, uint64_t *delta);
-    int staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n,
-                        int64_t disp, size_t bytes, const oscf_packer &pk, const oscf_notify *notify);
+    int transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n, int64_t disp,
+                        const oscf_packer &pk, const oscf_notify *notify);
+    int layout_delta(Guard &lk, int target, int64_t disp, const oscf_run *runs, size_t n, int64_t lo,
+                     int64_t hi, const char *what, uint64_t *delta);
+    int staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n, int64_t disp,
+                        size_t bytes, const oscf_packer &pk, const oscf_notify *notify);
     // What a layout's bytes do at the target: a put's plain copy, or an accumulate.
     struct Update {
         oscf_type type = OSCF_TYPE_UINT8;
@@ -304,8 +299,8 @@ private:
     int gather_pieces(const uint8_t *desc, uint32_t n, uint8_t *out, size_t cap, size_t *out_len);
     // packed_rendezvous.cpp: the same for large operations, by RMA of a registered copy.
     static constexpr size_t kRendezvousMin = 4 * oscf::kAmMaxPayload;  // bytes; below, messages
-    int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint64_t delta,
-                   const oscf_packer &pk, oscf::OpScope &scope, Update u);
+    int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint64_t delta, const oscf_packer &pk,
+                   oscf::OpScope &scope, Update u);
     int serve_rendezvous(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     class RendezvousOrigin;  // one operation's registered copy and answers
     class RendezvousTarget;  // one chunk being served
@@ -317,13 +312,13 @@ private:
         oscf::mr_ptr mr;
         uint64_t key = 0;
     };
-    Staging staging_;  // the origin's, while no operation holds it
+    Staging staging_;                                        // the origin's, while no operation holds it
     std::vector<std::unique_ptr<uint8_t[]>> chunk_buffers_;  // the target's, kRendezvousChunk each
     int take_staging(size_t bytes, Staging *out);
     std::map<uint32_t, int> scatter_errors_;  // origin rank: first failure of a silent kAmScatter
     int serve_gather_runs(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
                           size_t *out_len);
-    std::unique_ptr<uint8_t[]> pack_buffer_;  // a put_packed message's bytes, kAmMaxPayload
+    std::unique_ptr<uint8_t[]> pack_buffer_;        // a put_packed message's bytes, kAmMaxPayload
     static constexpr size_t kBatchedPutMax = 1024;  // bytes; larger puts go as fi_write
     static constexpr size_t kMessageGetMax = 1024;  // bytes; larger gets go as fi_read
     bool batch_put(size_t len, const Peer &p, const oscf::OpScope &scope) const;
@@ -331,27 +326,26 @@ private:
     // accumulate.cpp
     // An active-message request header to p's copy of this window (token still unset).
     // op: an oscf_op, or an oscf_swap for kAmCompareSwap.
-    oscf::AmHeader am_request(Peer &p, oscf::AmOpcode opcode, oscf_type type, int op,
-                              uint8_t flags, uint32_t count, uint64_t offset);
-    int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset,
-                     const char *what, Where *w);
+    oscf::AmHeader am_request(Peer &p, oscf::AmOpcode opcode, oscf_type type, int op, uint8_t flags,
+                              uint32_t count, uint64_t offset);
+    int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset, const char *what,
+                     Where *w);
     int order_accumulate(Guard &lk, Peer &p, oscf_acc_path path);
-    int accumulate_segment(Guard &lk, int target, const oscf_acc_segment &sg, oscf_type type,
-                           oscf_op op, int64_t disp, oscf::OpScope &scope);
-    int post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
-                        oscf_type type, oscf_op op, const Where &w, oscf::OpScope &scope);
+    int accumulate_segment(Guard &lk, int target, const oscf_acc_segment &sg, oscf_type type, oscf_op op,
+                           int64_t disp, oscf::OpScope &scope);
+    int post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count, oscf_type type,
+                        oscf_op op, const Where &w, oscf::OpScope &scope);
     // A non-fetching atomic with delivery completion (plain accumulates, lock release).
     int post_atomic_write(const Peer &p, const void *src, size_t count, fi_datatype dt, fi_op op,
                           uint64_t remote, uint64_t key, oscf::Completion *context);
-    int post_native(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
-                    oscf_op op, const Where &w, oscf::OpScope &scope);
-    int post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
-                oscf_op op, uint64_t offset, oscf::OpScope &scope);
+    int post_native(Peer &p, const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
+                    const Where &w, oscf::OpScope &scope);
+    int post_am(Peer &p, const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
+                uint64_t offset, oscf::OpScope &scope);
     // Sends request h (its token made here) for scope, the reply's data to result
     // (nullptr: none); a failed send completes it with the error.
-    int send_request(Peer &p, oscf::AmHeader &h, oscf::OpScope &scope, char *result,
-                     size_t result_bytes, const void *p1, size_t n1, const void *p2 = nullptr,
-                     size_t n2 = 0);
+    int send_request(Peer &p, oscf::AmHeader &h, oscf::OpScope &scope, char *result, size_t result_bytes,
+                     const void *p1, size_t n1, const void *p2 = nullptr, size_t n2 = 0);
     void apply_local(const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
                      char *target);
     // Target side: where an active message's bytes live, or nullptr when out of range.
@@ -397,7 +391,6 @@ private:
     // Ends an operation's scope (see request.h), waiting under lk if it must.
     int finish(Guard &lk, oscf::OpScope &scope, int rc);
 
-
     oscf_engine &eng_;
     oscf::Fabric &fab() const { return *eng_.fabric; }
     oscf::Progress &progress() const { return *eng_.progress; }
@@ -424,11 +417,11 @@ private:
     oscf::mr_ptr mr_;        // window memory (absent when bytes_ == 0)
     oscf::mr_ptr state_mr_;  // WindowState
     uint64_t mr_key_ = 0, state_key_ = 0;
-    uint64_t id_ = 0;                 // this window in active messages
+    uint64_t id_ = 0;  // this window in active messages
     unsigned acc_ordering_ = OSCF_ORDER_DEFAULT;
 
     std::vector<Peer> peers_;
-    oscf::OpCounter all_ops_;  // parent of every Peer::ops
+    oscf::OpCounter all_ops_;   // parent of every Peer::ops
     std::vector<int> batched_;  // targets whose Peer::batch holds records
     oscf::OpCounter releases_;  // lock releases in flight (lock.cpp), under all_ops_
 
@@ -440,16 +433,16 @@ private:
     int ungranted_ = -1;            // the one lock that may still await its grant (lock.cpp)
     int exclusive_gated_ = 0;       // exclusive locks held through rank 0's gate
     bool lock_all_ = false;
-    bool lock_all_gated_ = false;   // this lock_all epoch holds the gate (not NOCHECK)
+    bool lock_all_gated_ = false;  // this lock_all epoch holds the gate (not NOCHECK)
 
     // General active target (pscw.cpp has the protocol).
-    bool pscw_access_ = false;             // between start and complete
-    bool pscw_exposure_ = false;           // between post and wait/test
-    std::vector<int> access_group_;        // window ranks of the start group
-    std::vector<int> exposure_group_;      // window ranks of the post group
-    std::vector<char> in_access_group_;    // by rank, for the access check
-    std::vector<uint64_t> posts_seen_;     // posts consumed from each target
-    std::vector<uint64_t> posts_sent_;     // posts sent to each origin
+    bool pscw_access_ = false;                  // between start and complete
+    bool pscw_exposure_ = false;                // between post and wait/test
+    std::vector<int> access_group_;             // window ranks of the start group
+    std::vector<int> exposure_group_;           // window ranks of the post group
+    std::vector<char> in_access_group_;         // by rank, for the access check
+    std::vector<uint64_t> posts_seen_;          // posts consumed from each target
+    std::vector<uint64_t> posts_sent_;          // posts sent to each origin
     std::vector<uint64_t> completes_expected_;  // completes due from each origin
     std::vector<uint64_t> completes_sent_;      // completes sent to each target
 

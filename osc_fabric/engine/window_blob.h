@@ -26,9 +26,9 @@ struct WinBlob {
     uint64_t state_base;  // remote address of the WindowState block
     uint64_t state_key;
     uint32_t disp_unit;
-    uint32_t provider_hash;  // all ranks must have chosen the same provider
-    uint64_t am_window_id;   // names this window in active messages sent to its owner
-    uint64_t node_segment;   // its name's hash, 0 without one: equal means mapped here too
+    uint32_t provider_hash;      // all ranks must have chosen the same provider
+    uint64_t am_window_id;       // names this window in active messages sent to its owner
+    uint64_t node_segment;       // its name's hash, 0 without one: equal means mapped here too
     uint64_t node_mem_offset;    // window memory in that segment
     uint64_t node_state_offset;  // WindowState in that segment
     uint8_t addr[kMaxAddrLen];
@@ -42,10 +42,10 @@ static_assert(sizeof(WinBlob) == 88 + kMaxAddrLen, "WinBlob layout is part of th
 // Each word has a single writer (rank t or o) that only ever raises it with a plain
 // RMA write, so no atomics are needed and local polling reads see the writes.
 struct alignas(64) WindowState {
-    uint64_t lock;  // see lock.cpp for the encoding; changed only with atomics
+    uint64_t lock;         // see lock.cpp for the encoding; changed only with atomics
     uint64_t reserved[4];  // dynamic windows: where the region table is (below)
-    uint64_t gate;  // rank 0's only: lock_all against exclusive locks (lock.cpp)
-    uint64_t acc_lock;  // node segments: accumulates no CPU atomic covers (node_atomics.h)
+    uint64_t gate;         // rank 0's only: lock_all against exclusive locks (lock.cpp)
+    uint64_t acc_lock;     // node segments: accumulates no CPU atomic covers (node_atomics.h)
     uint64_t unused;
 };
 static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
@@ -65,8 +65,7 @@ struct RegionTableHeader {
     uint64_t count;
 };
 static_assert(sizeof(Region) == 24 && sizeof(RegionTableHeader) == 16, "wire format");
-constexpr size_t kTableAddrWord = 0, kTableKeyWord = 1, kTableCapacityWord = 2,
-                 kTableGenerationWord = 3;
+constexpr size_t kTableAddrWord = 0, kTableKeyWord = 1, kTableCapacityWord = 2, kTableGenerationWord = 3;
 constexpr size_t region_table_bytes(size_t capacity) {
     return sizeof(RegionTableHeader) + capacity * sizeof(Region) + sizeof(uint64_t);
 }
@@ -74,7 +73,9 @@ constexpr size_t region_table_bytes(size_t capacity) {
 constexpr size_t state_bytes(size_t comm_size) {
     return (sizeof(WindowState) + 2 * 8 * comm_size + 63) / 64 * 64;
 }
-constexpr uint64_t post_seq_offset(size_t rank) { return sizeof(WindowState) + 8 * rank; }
+constexpr uint64_t post_seq_offset(size_t rank) {
+    return sizeof(WindowState) + 8 * rank;
+}
 constexpr uint64_t complete_seq_offset(size_t comm_size, size_t rank) {
     return sizeof(WindowState) + 8 * comm_size + 8 * rank;
 }

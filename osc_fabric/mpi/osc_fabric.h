@@ -31,12 +31,12 @@ typedef struct ompi_osc_fabric_component_t {
     int verbose;
     bool progress_thread;
     bool node_direct;
-    char *accumulate_path;    /* "auto", "am" or "native" */
-    int output;               /* opal_output stream */
-    oscf_engine *engine;      /* opened on first use; NULL until then */
-    int engine_status;        /* OSCF_OK, or why opening failed (then never retried) */
-    bool version_ok;          /* running Open MPI is the one we were built for */
-    int live_windows;         /* progress is registered while > 0 */
+    char *accumulate_path; /* "auto", "am" or "native" */
+    int output;            /* opal_output stream */
+    oscf_engine *engine;   /* opened on first use; NULL until then */
+    int engine_status;     /* OSCF_OK, or why opening failed (then never retried) */
+    bool version_ok;       /* running Open MPI is the one we were built for */
+    int live_windows;      /* progress is registered while > 0 */
 } ompi_osc_fabric_component_t;
 
 typedef struct ompi_osc_fabric_module_t {
@@ -57,7 +57,7 @@ extern const ompi_osc_base_module_t ompi_osc_fabric_module_template;
 
 static inline oscf_win *ompi_osc_fabric_win(struct ompi_win_t *win)
 {
-    return ((ompi_osc_fabric_module_t *) win->w_osc_module)->win;
+    return ((ompi_osc_fabric_module_t *)win->w_osc_module)->win;
 }
 
 /* The one place that turns an engine status into an OMPI error code. */
@@ -80,46 +80,42 @@ void ompi_osc_fabric_window_removed(void);
 int ompi_osc_fabric_put(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
                         int target, ptrdiff_t target_disp, int target_count,
                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win);
-int ompi_osc_fabric_get(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
-                        int target, ptrdiff_t target_disp, int target_count,
-                        struct ompi_datatype_t *target_dt, struct ompi_win_t *win);
+int ompi_osc_fabric_get(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt, int target,
+                        ptrdiff_t target_disp, int target_count, struct ompi_datatype_t *target_dt,
+                        struct ompi_win_t *win);
 int ompi_osc_fabric_rput(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
                          int target, ptrdiff_t target_disp, int target_count,
                          struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
                          struct ompi_request_t **request);
-int ompi_osc_fabric_rget(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
-                         int target, ptrdiff_t target_disp, int target_count,
-                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
-                         struct ompi_request_t **request);
+int ompi_osc_fabric_rget(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt, int target,
+                         ptrdiff_t target_disp, int target_count, struct ompi_datatype_t *target_dt,
+                         struct ompi_win_t *win, struct ompi_request_t **request);
 
 /* _accumulate.c */
-int ompi_osc_fabric_accumulate(const void *origin_addr, int origin_count,
-                               struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
-                               int target_count, struct ompi_datatype_t *target_dt,
-                               struct ompi_op_t *op, struct ompi_win_t *win);
+int ompi_osc_fabric_accumulate(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                               int target, ptrdiff_t target_disp, int target_count,
+                               struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                               struct ompi_win_t *win);
 int ompi_osc_fabric_get_accumulate(const void *origin_addr, int origin_count,
-                                   struct ompi_datatype_t *origin_dt, void *result_addr,
-                                   int result_count, struct ompi_datatype_t *result_dt,
-                                   int target, ptrdiff_t target_disp, int target_count,
-                                   struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                                   struct ompi_datatype_t *origin_dt, void *result_addr, int result_count,
+                                   struct ompi_datatype_t *result_dt, int target, ptrdiff_t target_disp,
+                                   int target_count, struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
                                    struct ompi_win_t *win);
-int ompi_osc_fabric_raccumulate(const void *origin_addr, int origin_count,
-                                struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
-                                int target_count, struct ompi_datatype_t *target_dt,
-                                struct ompi_op_t *op, struct ompi_win_t *win,
-                                struct ompi_request_t **request);
+int ompi_osc_fabric_raccumulate(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                                int target, ptrdiff_t target_disp, int target_count,
+                                struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                                struct ompi_win_t *win, struct ompi_request_t **request);
 int ompi_osc_fabric_rget_accumulate(const void *origin_addr, int origin_count,
-                                    struct ompi_datatype_t *origin_dt, void *result_addr,
-                                    int result_count, struct ompi_datatype_t *result_dt,
-                                    int target, ptrdiff_t target_disp, int target_count,
-                                    struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                                    struct ompi_datatype_t *origin_dt, void *result_addr, int result_count,
+                                    struct ompi_datatype_t *result_dt, int target, ptrdiff_t target_disp,
+                                    int target_count, struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
                                     struct ompi_win_t *win, struct ompi_request_t **request);
-int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr,
-                                 struct ompi_datatype_t *dt, int target, ptrdiff_t target_disp,
-                                 struct ompi_op_t *op, struct ompi_win_t *win);
-int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compare_addr,
-                                     void *result_addr, struct ompi_datatype_t *dt, int target,
-                                     ptrdiff_t target_disp, struct ompi_win_t *win);
+int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr, struct ompi_datatype_t *dt,
+                                 int target, ptrdiff_t target_disp, struct ompi_op_t *op,
+                                 struct ompi_win_t *win);
+int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                                     struct ompi_datatype_t *dt, int target, ptrdiff_t target_disp,
+                                     struct ompi_win_t *win);
 
 /* Translations shared with _mpix.c: a datatype built from one predefined type (or a
  * predefined one) to its element type, a predefined reduction to the engine's
@@ -150,10 +146,8 @@ int ompi_osc_fabric_flush_local_all(struct ompi_win_t *win);
 /* _shared.c: creates a window with a node segment, collectively: for
  * MPI_Win_allocate_shared (every process on this node; memory and state), or for any
  * other flavor with peers on this node (state; memory too for MPI_Win_allocate). */
-int ompi_osc_fabric_shared_create(ompi_osc_fabric_module_t *module, oscf_win_params *params,
-                                  void **base);
-int ompi_osc_fabric_node_create(ompi_osc_fabric_module_t *module, oscf_win_params *params,
-                                void **base);
+int ompi_osc_fabric_shared_create(ompi_osc_fabric_module_t *module, oscf_win_params *params, void **base);
+int ompi_osc_fabric_node_create(ompi_osc_fabric_module_t *module, oscf_win_params *params, void **base);
 int ompi_osc_fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size, int *disp_unit,
                                  void *baseptr);
 
@@ -167,8 +161,8 @@ int ompi_osc_fabric_subscribe_info(struct ompi_win_t *win, ompi_osc_fabric_modul
  * MPI request (the engine refuses one outside a passive-target epoch). op returns an OMPI
  * code and passes notify to the engine. */
 typedef int (*ompi_osc_fabric_op_fn)(void *op_arg, const oscf_notify *notify);
-int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op,
-                                  void *op_arg, struct ompi_request_t **request);
+int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op, void *op_arg,
+                                  struct ompi_request_t **request);
 
 /* _pvars.c: the MPI_T performance variables (README.md, "MPI_T performance variables"). */
 void ompi_osc_fabric_register_pvars(const mca_base_component_t *component);
@@ -183,8 +177,8 @@ void ompi_osc_fabric_cannot_serve(int status, const char *why, int comm_rank);
 typedef struct ompi_osc_fabric_pieces {
     struct iovec *v;
     size_t n, cap;
-    size_t bytes;               /* total described by the datatype */
-    struct iovec inline_v[4];   /* most datatypes need no allocation */
+    size_t bytes;             /* total described by the datatype */
+    struct iovec inline_v[4]; /* most datatypes need no allocation */
 } ompi_osc_fabric_pieces;
 int ompi_osc_fabric_pieces_of(struct ompi_datatype_t *dt, int count, const void *base,
                               ompi_osc_fabric_pieces *out);
@@ -196,8 +190,8 @@ int ompi_osc_fabric_pieces_one(void *base, size_t len, ompi_osc_fabric_pieces *o
  * where one element's elem_data bytes of data start: value/index pair types have holes
  * (MPI_DOUBLE_INT is 12 bytes of data in a 16-byte struct), which the convertor skips,
  * yet the engine reduces them as the C structs MPI defines. */
-int ompi_osc_fabric_pieces_whole(const ompi_osc_fabric_pieces *raw, size_t elem_data,
-                                 size_t elem_extent, ompi_osc_fabric_pieces *out);
+int ompi_osc_fabric_pieces_whole(const ompi_osc_fabric_pieces *raw, size_t elem_data, size_t elem_extent,
+                                 ompi_osc_fabric_pieces *out);
 void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p);
 /* The target's side of a put or get as runs (oscf_run), folded from the convertor's
  * pieces as they come, offsets from address 0: a vector's pieces are one run. */

@@ -60,8 +60,14 @@ int ompi_osc_fabric_map_type(const ompi_datatype_t *dt, oscf_type *out)
     ompi_datatype_type_size(dt, &size);
     bool is_float = (dt->super.flags & OMPI_DATATYPE_FLAG_DATA_FLOAT) != 0;
     bool is_int = (dt->super.flags & OMPI_DATATYPE_FLAG_DATA_INT) != 0;
-    if (is_float && 4 == size) { *out = OSCF_TYPE_FLOAT; return OMPI_SUCCESS; }
-    if (is_float && 8 == size) { *out = OSCF_TYPE_DOUBLE; return OMPI_SUCCESS; }
+    if (is_float && 4 == size) {
+        *out = OSCF_TYPE_FLOAT;
+        return OMPI_SUCCESS;
+    }
+    if (is_float && 8 == size) {
+        *out = OSCF_TYPE_DOUBLE;
+        return OMPI_SUCCESS;
+    }
     if (is_int || dt->id == OMPI_DATATYPE_MPI_LONG || dt->id == OMPI_DATATYPE_MPI_UNSIGNED_LONG) {
         bool is_unsigned = dt->id == OMPI_DATATYPE_MPI_UNSIGNED_LONG;
         switch (size) {
@@ -78,11 +84,14 @@ int ompi_osc_fabric_map_type(const ompi_datatype_t *dt, oscf_type *out)
 
 int ompi_osc_fabric_map_op(const ompi_op_t *op, oscf_op *out)
 {
-    static const struct { MPI_Op mpi; oscf_op oscf; } table[] = {
-        {MPI_SUM, OSCF_OP_SUM},   {MPI_PROD, OSCF_OP_PROD},   {MPI_MIN, OSCF_OP_MIN},
-        {MPI_MAX, OSCF_OP_MAX},   {MPI_LAND, OSCF_OP_LAND},   {MPI_LOR, OSCF_OP_LOR},
-        {MPI_LXOR, OSCF_OP_LXOR}, {MPI_BAND, OSCF_OP_BAND},   {MPI_BOR, OSCF_OP_BOR},
-        {MPI_BXOR, OSCF_OP_BXOR}, {MPI_REPLACE, OSCF_OP_REPLACE}, {MPI_NO_OP, OSCF_OP_NO_OP},
+    static const struct {
+        MPI_Op mpi;
+        oscf_op oscf;
+    } table[] = {
+        {MPI_SUM, OSCF_OP_SUM},       {MPI_PROD, OSCF_OP_PROD},       {MPI_MIN, OSCF_OP_MIN},
+        {MPI_MAX, OSCF_OP_MAX},       {MPI_LAND, OSCF_OP_LAND},       {MPI_LOR, OSCF_OP_LOR},
+        {MPI_LXOR, OSCF_OP_LXOR},     {MPI_BAND, OSCF_OP_BAND},       {MPI_BOR, OSCF_OP_BOR},
+        {MPI_BXOR, OSCF_OP_BXOR},     {MPI_REPLACE, OSCF_OP_REPLACE}, {MPI_NO_OP, OSCF_OP_NO_OP},
         {MPI_MINLOC, OSCF_OP_MINLOC}, {MPI_MAXLOC, OSCF_OP_MAXLOC},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
@@ -115,9 +124,11 @@ static int check_byte_op(ompi_datatype_t *dt, oscf_op op)
     ompi_datatype_t *prim = NULL;
     uint32_t per = 0;
     /* By object, not id: Open MPI gives MPI_BYTE and MPI_UINT8_T the same id. */
-    if (ompi_datatype_is_predefined(dt)) prim = dt;
-    else if (OMPI_SUCCESS != ompi_osc_base_get_primitive_type_info(dt, &prim, &per)) return OMPI_SUCCESS;
-    if ((MPI_Datatype) prim != MPI_BYTE) return OMPI_SUCCESS;
+    if (ompi_datatype_is_predefined(dt))
+        prim = dt;
+    else if (OMPI_SUCCESS != ompi_osc_base_get_primitive_type_info(dt, &prim, &per))
+        return OMPI_SUCCESS;
+    if ((MPI_Datatype)prim != MPI_BYTE) return OMPI_SUCCESS;
     if (OSCF_OP_BAND == op || OSCF_OP_BOR == op || OSCF_OP_BXOR == op || OSCF_OP_REPLACE == op ||
         OSCF_OP_NO_OP == op)
         return OMPI_SUCCESS;
@@ -132,9 +143,9 @@ static int side_pieces(ompi_datatype_t *dt, int count, const void *base, oscf_ty
                        ompi_osc_fabric_pieces *out)
 {
     if (ompi_datatype_is_predefined(dt) && count > 0 &&
-        dt->super.ub - dt->super.lb == (ptrdiff_t) oscf_type_size(type)) {
-        return ompi_osc_fabric_pieces_one((char *) base + dt->super.lb,
-                                          oscf_type_size(type) * (size_t) count, out);
+        dt->super.ub - dt->super.lb == (ptrdiff_t)oscf_type_size(type)) {
+        return ompi_osc_fabric_pieces_one((char *)base + dt->super.lb, oscf_type_size(type) * (size_t)count,
+                                          out);
     }
     int rc = ompi_osc_fabric_pieces_of(dt, count, base, out);
     ompi_datatype_t *prim = NULL;
@@ -167,12 +178,12 @@ typedef struct acc_args {
 static int add_segment(void *arg, char *at[], size_t len)
 {
     acc_args *a = arg;
-    int rc = ompi_osc_fabric_grow((void **) &a->segs, a->n, &a->cap, sizeof(*a->segs), a->inline_segs);
+    int rc = ompi_osc_fabric_grow((void **)&a->segs, a->n, &a->cap, sizeof(*a->segs), a->inline_segs);
     if (OMPI_SUCCESS != rc) return rc;
     a->segs[a->n++] = (oscf_acc_segment){
         .origin = a->origin_side < 0 ? NULL : at[a->origin_side],
         .result = a->result_side < 0 ? NULL : at[a->result_side],
-        .target_offset = (int64_t) (intptr_t) at[0], /* flattened from address 0 */
+        .target_offset = (int64_t)(intptr_t)at[0], /* flattened from address 0 */
         .count = len / oscf_type_size(a->type),
     };
     return OMPI_SUCCESS;
@@ -187,23 +198,23 @@ static void release(acc_args *a)
  * same predefined type without holes and the same count, so the whole call is one segment.
  * Skipping the convertor here is most of an 8-byte accumulate's cost on the origin.
  * Returns false (a untouched but for type) when the general cut is needed. */
-static bool one_segment(acc_args *a, const void *origin_addr, int origin_count,
-                        ompi_datatype_t *origin_dt, void *result_addr, int result_count,
-                        ompi_datatype_t *result_dt, int target_count, ompi_datatype_t *target_dt)
+static bool one_segment(acc_args *a, const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
+                        void *result_addr, int result_count, ompi_datatype_t *result_dt, int target_count,
+                        ompi_datatype_t *target_dt)
 {
     const bool origin = OSCF_OP_NO_OP != a->op;
     const bool result = NULL != result_dt;
     if (target_count <= 0 || !ompi_datatype_is_predefined(target_dt) ||
         (origin && (origin_dt != target_dt || origin_count != target_count)) ||
         (result && (result_dt != target_dt || result_count != target_count)) ||
-        OMPI_SUCCESS != ompi_osc_fabric_map_type(target_dt, &a->type) ||
-        target_dt->super.lb != 0 || target_dt->super.ub != (ptrdiff_t) oscf_type_size(a->type))
+        OMPI_SUCCESS != ompi_osc_fabric_map_type(target_dt, &a->type) || target_dt->super.lb != 0 ||
+        target_dt->super.ub != (ptrdiff_t)oscf_type_size(a->type))
         return false;
     a->segs[0] = (oscf_acc_segment){
-        .origin = origin ? (void *) origin_addr : NULL,
+        .origin = origin ? (void *)origin_addr : NULL,
         .result = result ? result_addr : NULL,
         .target_offset = 0,
-        .count = (size_t) target_count,
+        .count = (size_t)target_count,
     };
     a->n = 1;
     return true;
@@ -211,8 +222,8 @@ static bool one_segment(acc_args *a, const void *origin_addr, int origin_count,
 
 static int prepare(acc_args *a, const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
                    void *result_addr, int result_count, ompi_datatype_t *result_dt, int target,
-                   ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt,
-                   ompi_op_t *op, struct ompi_win_t *win)
+                   ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_op_t *op,
+                   struct ompi_win_t *win)
 {
     /* Field by field: zeroing the inline segments of a compound literal costs more than
      * the rest of an 8-byte accumulate's translation. */
@@ -224,16 +235,20 @@ static int prepare(acc_args *a, const void *origin_addr, int origin_count, ompi_
     a->segs = a->inline_segs;
     a->cap = sizeof(a->inline_segs) / sizeof(a->inline_segs[0]);
     int rc = ompi_osc_fabric_map_op(op, &a->op);
-    if (OMPI_SUCCESS == rc &&
-        one_segment(a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
-                    target_count, target_dt))
+    if (OMPI_SUCCESS == rc && one_segment(a, origin_addr, origin_count, origin_dt, result_addr, result_count,
+                                          result_dt, target_count, target_dt))
         return check_byte_op(target_dt, a->op);
     if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_element_type(target_dt, &a->type);
     if (OMPI_SUCCESS == rc) rc = check_byte_op(target_dt, a->op);
     if (OMPI_SUCCESS != rc) return rc;
 
     /* MPI_NO_OP ignores the origin buffer entirely. */
-    struct { ompi_datatype_t *dt; int count; const void *base; int *slot; } side[3] = {
+    struct {
+        ompi_datatype_t *dt;
+        int count;
+        const void *base;
+        int *slot;
+    } side[3] = {
         {target_dt, target_count, NULL, NULL},
         {OSCF_OP_NO_OP == a->op ? NULL : origin_dt, origin_count, origin_addr, &a->origin_side},
         {result_dt, result_count, result_addr, &a->result_side},
@@ -265,8 +280,8 @@ static int prepare(acc_args *a, const void *origin_addr, int origin_count, ompi_
 static int run(void *arg, const oscf_notify *notify)
 {
     const acc_args *a = arg;
-    return ompi_osc_fabric_status(oscf_win_accumulatev(a->win, a->target, a->segs, a->n, a->type,
-                                                       a->op, a->target_disp, notify));
+    return ompi_osc_fabric_status(
+        oscf_win_accumulatev(a->win, a->target, a->segs, a->n, a->type, a->op, a->target_disp, notify));
 }
 
 static size_t data_bytes(ompi_datatype_t *dt, int count)
@@ -274,7 +289,7 @@ static size_t data_bytes(ompi_datatype_t *dt, int count)
     size_t size = 0;
     if (NULL == dt || count <= 0) return 0;
     ompi_datatype_type_size(dt, &size);
-    return size * (size_t) count;
+    return size * (size_t)count;
 }
 
 /* A call that moves no data on any side (count 0, or a datatype of size 0) is a no-op
@@ -286,7 +301,7 @@ static bool moves_nothing(int origin_count, ompi_datatype_t *origin_dt, int resu
                           const ompi_op_t *op)
 {
     return 0 == data_bytes(target_dt, target_count) &&
-           ((MPI_Op) op == MPI_NO_OP || 0 == data_bytes(origin_dt, origin_count)) &&
+           ((MPI_Op)op == MPI_NO_OP || 0 == data_bytes(origin_dt, origin_count)) &&
            0 == data_bytes(result_dt, result_count);
 }
 
@@ -320,18 +335,21 @@ static int run_layout(void *arg, const oscf_notify *notify)
  * type, the target's engine applies them, and its pieces are small (as puts,
  * ompi_osc_fabric_layout_wanted). The cheap questions first: the walk of the target's
  * layout is only for calls that can take the layout form. */
-static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
-                          int target, ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt,
-                          ompi_op_t *op, struct ompi_win_t *win)
+static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_count,
+                          ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp, int target_count,
+                          ompi_datatype_t *target_dt, ompi_op_t *op, struct ompi_win_t *win)
 {
     oscf_type ot, tt;
     l->win = ompi_osc_fabric_win(win);
-    if (MPI_PROC_NULL == target || (MPI_Op) op == MPI_NO_OP || OMPI_SUCCESS != ompi_osc_fabric_map_op(op, &l->op) ||
-        OMPI_SUCCESS != ompi_osc_fabric_element_type(target_dt, &tt) || OMPI_SUCCESS != ompi_osc_fabric_element_type(origin_dt, &ot) ||
-        ot != tt || tt >= OSCF_TYPE_FLOAT_INT || OMPI_SUCCESS != check_byte_op(target_dt, l->op) ||
+    if (MPI_PROC_NULL == target || (MPI_Op)op == MPI_NO_OP ||
+        OMPI_SUCCESS != ompi_osc_fabric_map_op(op, &l->op) ||
+        OMPI_SUCCESS != ompi_osc_fabric_element_type(target_dt, &tt) ||
+        OMPI_SUCCESS != ompi_osc_fabric_element_type(origin_dt, &ot) || ot != tt ||
+        tt >= OSCF_TYPE_FLOAT_INT || OMPI_SUCCESS != check_byte_op(target_dt, l->op) ||
         1 != oscf_win_engine_applies(l->win, target, tt))
         return false;
-    if (!ompi_osc_fabric_layout_wanted(origin_dt, origin_count, target_dt, target_count, &l->runs)) return false;
+    if (!ompi_osc_fabric_layout_wanted(origin_dt, origin_count, target_dt, target_count, &l->runs))
+        return false;
     l->target = target;
     l->target_disp = target_disp;
     l->type = tt;
@@ -344,92 +362,91 @@ static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_cou
 /* prepare, run (directly or as a request), release. */
 static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
                       void *result_addr, int result_count, ompi_datatype_t *result_dt, int target,
-                      ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt,
-                      ompi_op_t *op, struct ompi_win_t *win, struct ompi_request_t **request)
+                      ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_op_t *op,
+                      struct ompi_win_t *win, struct ompi_request_t **request)
 {
     acc_args a;
     if (MPI_PROC_NULL == target && NULL == request) return OMPI_SUCCESS;
     if (moves_nothing(origin_count, origin_dt, result_count, result_dt, target_count, target_dt, op)) {
-        a = (acc_args){.win = ompi_osc_fabric_win(win), .target = target, .type = OSCF_TYPE_UINT8,
-                       .op = OSCF_OP_NO_OP, .target_disp = target_disp, .n = 0};
+        a = (acc_args){.win = ompi_osc_fabric_win(win),
+                       .target = target,
+                       .type = OSCF_TYPE_UINT8,
+                       .op = OSCF_OP_NO_OP,
+                       .target_disp = target_disp,
+                       .n = 0};
         a.segs = a.inline_segs;
-        return NULL == request ? run(&a, NULL)
-                               : ompi_osc_fabric_request_start(win, target, run, &a, request);
+        return NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
     }
     acc_layout l;
     if (NULL == result_dt &&
         !(ompi_datatype_is_predefined(origin_dt) && ompi_datatype_is_predefined(target_dt)) &&
-        layout_wanted(&l, origin_addr, origin_count, origin_dt, target, target_disp, target_count, target_dt, op,
-                      win)) {
+        layout_wanted(&l, origin_addr, origin_count, origin_dt, target, target_disp, target_count, target_dt,
+                      op, win)) {
         int rc = NULL == request ? run_layout(&l, NULL)
                                  : ompi_osc_fabric_request_start(win, target, run_layout, &l, request);
         ompi_osc_fabric_runs_free(&l.runs);
         return rc;
     }
-    int rc = prepare(&a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
-                     target, target_disp, target_count, target_dt, op, win);
+    int rc = prepare(&a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt, target,
+                     target_disp, target_count, target_dt, op, win);
     if (OMPI_SUCCESS != rc) return rc;
     rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
     release(&a);
     return rc;
 }
 
-int ompi_osc_fabric_accumulate(const void *origin_addr, int origin_count,
-                               struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
-                               int target_count, struct ompi_datatype_t *target_dt,
-                               struct ompi_op_t *op, struct ompi_win_t *win)
+int ompi_osc_fabric_accumulate(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                               int target, ptrdiff_t target_disp, int target_count,
+                               struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                               struct ompi_win_t *win)
 {
-    return accumulate(origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp,
-                      target_count, target_dt, op, win, NULL);
+    return accumulate(origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp, target_count,
+                      target_dt, op, win, NULL);
 }
 
 int ompi_osc_fabric_get_accumulate(const void *origin_addr, int origin_count,
-                                   struct ompi_datatype_t *origin_dt, void *result_addr,
-                                   int result_count, struct ompi_datatype_t *result_dt,
-                                   int target, ptrdiff_t target_disp, int target_count,
-                                   struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                                   struct ompi_datatype_t *origin_dt, void *result_addr, int result_count,
+                                   struct ompi_datatype_t *result_dt, int target, ptrdiff_t target_disp,
+                                   int target_count, struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
                                    struct ompi_win_t *win)
 {
-    return accumulate(origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
-                      target, target_disp, target_count, target_dt, op, win, NULL);
+    return accumulate(origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt, target,
+                      target_disp, target_count, target_dt, op, win, NULL);
 }
 
-int ompi_osc_fabric_raccumulate(const void *origin_addr, int origin_count,
-                                struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
-                                int target_count, struct ompi_datatype_t *target_dt,
-                                struct ompi_op_t *op, struct ompi_win_t *win,
-                                struct ompi_request_t **request)
+int ompi_osc_fabric_raccumulate(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                                int target, ptrdiff_t target_disp, int target_count,
+                                struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                                struct ompi_win_t *win, struct ompi_request_t **request)
 {
-    return accumulate(origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp,
-                      target_count, target_dt, op, win, request);
+    return accumulate(origin_addr, origin_count, origin_dt, NULL, 0, NULL, target, target_disp, target_count,
+                      target_dt, op, win, request);
 }
 
 int ompi_osc_fabric_rget_accumulate(const void *origin_addr, int origin_count,
-                                    struct ompi_datatype_t *origin_dt, void *result_addr,
-                                    int result_count, struct ompi_datatype_t *result_dt,
-                                    int target, ptrdiff_t target_disp, int target_count,
-                                    struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
+                                    struct ompi_datatype_t *origin_dt, void *result_addr, int result_count,
+                                    struct ompi_datatype_t *result_dt, int target, ptrdiff_t target_disp,
+                                    int target_count, struct ompi_datatype_t *target_dt, struct ompi_op_t *op,
                                     struct ompi_win_t *win, struct ompi_request_t **request)
 {
-    return accumulate(origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
-                      target, target_disp, target_count, target_dt, op, win, request);
+    return accumulate(origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt, target,
+                      target_disp, target_count, target_dt, op, win, request);
 }
 
-int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr,
-                                 struct ompi_datatype_t *dt, int target, ptrdiff_t target_disp,
-                                 struct ompi_op_t *op, struct ompi_win_t *win)
+int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr, struct ompi_datatype_t *dt,
+                                 int target, ptrdiff_t target_disp, struct ompi_op_t *op,
+                                 struct ompi_win_t *win)
 {
     if (!ompi_datatype_is_predefined(dt)) {
         LOG("MPI_Fetch_and_op needs a predefined datatype (got %s)", dt->name);
         return MPI_ERR_TYPE;
     }
-    return accumulate(origin_addr, 1, dt, result_addr, 1, dt, target, target_disp, 1, dt, op, win,
-                      NULL);
+    return accumulate(origin_addr, 1, dt, result_addr, 1, dt, target, target_disp, 1, dt, op, win, NULL);
 }
 
-int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compare_addr,
-                                     void *result_addr, struct ompi_datatype_t *dt, int target,
-                                     ptrdiff_t target_disp, struct ompi_win_t *win)
+int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                                     struct ompi_datatype_t *dt, int target, ptrdiff_t target_disp,
+                                     struct ompi_win_t *win)
 {
     oscf_type type;
     size_t size = 0;
@@ -441,7 +458,6 @@ int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compar
         LOG("MPI_Compare_and_swap needs a single predefined element");
         return MPI_ERR_TYPE;
     }
-    return ompi_osc_fabric_status(oscf_win_compare_and_swap(ompi_osc_fabric_win(win), target,
-                                                            origin_addr, compare_addr, result_addr,
-                                                            type, target_disp, 0));
+    return ompi_osc_fabric_status(oscf_win_compare_and_swap(ompi_osc_fabric_win(win), target, origin_addr,
+                                                            compare_addr, result_addr, type, target_disp, 0));
 }

@@ -23,7 +23,7 @@ int ompi_osc_fabric_assert_bits(int mpi_assert)
 
 int ompi_osc_fabric_fence(int mpi_assert, struct ompi_win_t *win)
 {
-    ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *) win->w_osc_module;
+    ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *)win->w_osc_module;
     int rc = ompi_osc_fabric_status(oscf_win_fence(module->win, ompi_osc_fabric_assert_bits(mpi_assert)));
     /* Fence inside another epoch is this process's misuse: return before the barrier,
      * as the other ranks' fences do not depend on it. */
@@ -42,8 +42,8 @@ static int window_ranks(struct ompi_group_t *group, struct ompi_win_t *win, int 
     *n = size;
     *out = NULL;
     if (0 == size) return OMPI_SUCCESS;
-    int *in = calloc((size_t) size, sizeof(int));
-    int *ranks = calloc((size_t) size, sizeof(int));
+    int *in = calloc((size_t)size, sizeof(int));
+    int *ranks = calloc((size_t)size, sizeof(int));
     if (NULL == in || NULL == ranks) {
         free(in);
         free(ranks);
@@ -65,14 +65,13 @@ static int window_ranks(struct ompi_group_t *group, struct ompi_win_t *win, int 
 
 typedef int (*group_call_fn)(oscf_win *, const int *, int, int);
 
-static int with_group(struct ompi_group_t *group, int mpi_assert, struct ompi_win_t *win,
-                      group_call_fn call)
+static int with_group(struct ompi_group_t *group, int mpi_assert, struct ompi_win_t *win, group_call_fn call)
 {
     int *ranks, n;
     int rc = window_ranks(group, win, &ranks, &n);
     if (OMPI_SUCCESS != rc) return rc;
-    rc = ompi_osc_fabric_status(call(ompi_osc_fabric_win(win), ranks, n,
-                                     ompi_osc_fabric_assert_bits(mpi_assert)));
+    rc = ompi_osc_fabric_status(
+        call(ompi_osc_fabric_win(win), ranks, n, ompi_osc_fabric_assert_bits(mpi_assert)));
     free(ranks);
     return rc;
 }

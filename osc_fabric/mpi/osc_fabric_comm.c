@@ -23,10 +23,10 @@ typedef struct rma_args {
 static int add_segment(void *arg, char *at[], size_t len)
 {
     rma_args *a = arg;
-    int rc = ompi_osc_fabric_grow((void **) &a->segs, a->n, &a->cap, sizeof(*a->segs), a->inline_segs);
+    int rc = ompi_osc_fabric_grow((void **)&a->segs, a->n, &a->cap, sizeof(*a->segs), a->inline_segs);
     if (OMPI_SUCCESS != rc) return rc;
     /* The target side was flattened from address 0: its "addresses" are offsets. */
-    a->segs[a->n++] = (oscf_segment){.origin = at[0], .target_offset = (int64_t) (intptr_t) at[1], .len = len};
+    a->segs[a->n++] = (oscf_segment){.origin = at[0], .target_offset = (int64_t)(intptr_t)at[1], .len = len};
     return OMPI_SUCCESS;
 }
 
@@ -37,9 +37,8 @@ static void release(rma_args *a)
 
 /* one_block: both sides are one contiguous block each (move() asked already). */
 static int prepare(rma_args *a, bool is_put, const void *origin_addr, int origin_count,
-                   struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
-                   int target_count, struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
-                   bool one_block)
+                   struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp, int target_count,
+                   struct ompi_datatype_t *target_dt, struct ompi_win_t *win, bool one_block)
 {
     a->win = ompi_osc_fabric_win(win);
     a->is_put = is_put;
@@ -54,12 +53,12 @@ static int prepare(rma_args *a, bool is_put, const void *origin_addr, int origin
     ompi_datatype_type_size(origin_dt, &osize);
     ompi_datatype_type_size(target_dt, &tsize);
     if (one_block && origin_count > 0 && target_count > 0 &&
-        osize * (size_t) origin_count == tsize * (size_t) target_count) {
+        osize * (size_t)origin_count == tsize * (size_t)target_count) {
         ptrdiff_t olb = 0, tlb = 0, ext = 0;
         ompi_datatype_get_true_extent(origin_dt, &olb, &ext);
         ompi_datatype_get_true_extent(target_dt, &tlb, &ext);
-        a->segs[0] = (oscf_segment){.origin = (char *) origin_addr + olb, .target_offset = tlb,
-                                    .len = osize * (size_t) origin_count};
+        a->segs[0] = (oscf_segment){
+            .origin = (char *)origin_addr + olb, .target_offset = tlb, .len = osize * (size_t)origin_count};
         a->n = 0 == a->segs[0].len ? 0 : 1;
         return OMPI_SUCCESS;
     }
@@ -101,8 +100,8 @@ static int copy_now(void *arg, const oscf_notify *notify)
     const direct_copy *c = arg;
     int rc = c->is_put ? ompi_datatype_sndrcv(c->origin, c->origin_count, c->origin_dt, c->target,
                                               c->target_count, c->target_dt)
-                       : ompi_datatype_sndrcv(c->target, c->target_count, c->target_dt,
-                                              (void *) c->origin, c->origin_count, c->origin_dt);
+                       : ompi_datatype_sndrcv(c->target, c->target_count, c->target_dt, (void *)c->origin,
+                                              c->origin_count, c->origin_dt);
     if (OMPI_SUCCESS == rc && NULL != notify) notify->fn(notify->arg, OSCF_OK); /* complete now */
     return rc;
 }
@@ -110,9 +109,8 @@ static int copy_now(void *arg, const oscf_notify *notify)
 /* Fills c and returns true when the engine reaches target directly and the call can be
  * one datatype copy; *rc holds an error from the engine's checks (epoch, range). */
 static bool direct_copy_of(direct_copy *c, bool is_put, const void *origin_addr, int origin_count,
-                           ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
-                           int target_count, ompi_datatype_t *target_dt, struct ompi_win_t *win,
-                           int *rc)
+                           ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp, int target_count,
+                           ompi_datatype_t *target_dt, struct ompi_win_t *win, int *rc)
 {
     *rc = OMPI_SUCCESS;
     size_t osize = 0, tsize = 0;
@@ -123,17 +121,21 @@ static bool direct_copy_of(direct_copy *c, bool is_put, const void *origin_addr,
     ompi_datatype_get_true_extent(target_dt, &tlb, &textent);
     /* Mismatched or empty calls take the general path, which reports or skips them. */
     if (MPI_PROC_NULL == target || origin_count <= 0 || target_count <= 0 || 0 == tsize ||
-        osize * (size_t) origin_count != tsize * (size_t) target_count || extent < 0 || textent < 0)
+        osize * (size_t)origin_count != tsize * (size_t)target_count || extent < 0 || textent < 0)
         return false;
     /* Every byte the target datatype touches, from its true lower bound. */
-    const size_t span = (size_t) (target_count - 1) * (size_t) extent + (size_t) textent;
+    const size_t span = (size_t)(target_count - 1) * (size_t)extent + (size_t)textent;
     void *where = NULL;
-    *rc = ompi_osc_fabric_status(oscf_win_direct_span(ompi_osc_fabric_win(win), target, target_disp,
-                                                      tlb, span, is_put, &where));
+    *rc = ompi_osc_fabric_status(
+        oscf_win_direct_span(ompi_osc_fabric_win(win), target, target_disp, tlb, span, is_put, &where));
     if (OMPI_SUCCESS != *rc || NULL == where) return OMPI_SUCCESS != *rc;
-    *c = (direct_copy){.is_put = is_put, .origin = origin_addr, .origin_count = origin_count,
-                       .target_count = target_count, .origin_dt = origin_dt, .target_dt = target_dt,
-                       .target = (char *) where - tlb};
+    *c = (direct_copy){.is_put = is_put,
+                       .origin = origin_addr,
+                       .origin_count = origin_count,
+                       .target_count = target_count,
+                       .origin_dt = origin_dt,
+                       .target_dt = target_dt,
+                       .target = (char *)where - tlb};
     return true;
 }
 
@@ -157,8 +159,9 @@ static int run_packed(void *arg, const oscf_notify *notify)
     oscf_packer pk;
     int rc = ompi_osc_fabric_packer(a->origin_dt, a->origin_count, a->origin, a->is_put, &pk);
     if (OMPI_SUCCESS != rc) return rc;
-    rc = a->is_put ? oscf_win_put_packed(a->win, a->target, a->runs.v, a->runs.n, a->target_disp, &pk, notify)
-                   : oscf_win_get_packed(a->win, a->target, a->runs.v, a->runs.n, a->target_disp, &pk, notify);
+    rc = a->is_put
+             ? oscf_win_put_packed(a->win, a->target, a->runs.v, a->runs.n, a->target_disp, &pk, notify)
+             : oscf_win_get_packed(a->win, a->target, a->runs.v, a->runs.n, a->target_disp, &pk, notify);
     return ompi_osc_fabric_status(rc);
 }
 
@@ -175,10 +178,9 @@ static bool packed_wanted(packed_args *a, const void *origin_addr, int origin_co
 }
 
 /* prepare, run (directly or as a request), release. */
-static int move(bool is_put, const void *origin_addr, int origin_count,
-                struct ompi_datatype_t *origin_dt, int target, ptrdiff_t target_disp,
-                int target_count, struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
-                struct ompi_request_t **request)
+static int move(bool is_put, const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
+                int target, ptrdiff_t target_disp, int target_count, struct ompi_datatype_t *target_dt,
+                struct ompi_win_t *win, struct ompi_request_t **request)
 {
     rma_args a;
     if (MPI_PROC_NULL == target && NULL == request) return OMPI_SUCCESS;
@@ -195,8 +197,8 @@ static int move(bool is_put, const void *origin_addr, int origin_count,
             return NULL == request ? copy_now(&c, NULL)
                                    : ompi_osc_fabric_request_start(win, target, copy_now, &c, request);
         }
-        packed_args p = {.win = ompi_osc_fabric_win(win), .is_put = is_put, .target = target,
-                         .target_disp = target_disp};
+        packed_args p = {
+            .win = ompi_osc_fabric_win(win), .is_put = is_put, .target = target, .target_disp = target_disp};
         if (MPI_PROC_NULL != target &&
             packed_wanted(&p, origin_addr, origin_count, origin_dt, target_count, target_dt)) {
             rc = NULL == request ? run_packed(&p, NULL)
@@ -205,8 +207,8 @@ static int move(bool is_put, const void *origin_addr, int origin_count,
             return rc;
         }
     }
-    int rc = prepare(&a, is_put, origin_addr, origin_count, origin_dt, target, target_disp,
-                     target_count, target_dt, win, one_block);
+    int rc = prepare(&a, is_put, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+                     target_dt, win, one_block);
     if (OMPI_SUCCESS != rc) return rc;
     rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
     release(&a);
@@ -217,16 +219,16 @@ int ompi_osc_fabric_put(const void *origin_addr, int origin_count, struct ompi_d
                         int target, ptrdiff_t target_disp, int target_count,
                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win)
 {
-    return move(true, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
-                target_dt, win, NULL);
+    return move(true, origin_addr, origin_count, origin_dt, target, target_disp, target_count, target_dt, win,
+                NULL);
 }
 
-int ompi_osc_fabric_get(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
-                        int target, ptrdiff_t target_disp, int target_count,
-                        struct ompi_datatype_t *target_dt, struct ompi_win_t *win)
+int ompi_osc_fabric_get(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt, int target,
+                        ptrdiff_t target_disp, int target_count, struct ompi_datatype_t *target_dt,
+                        struct ompi_win_t *win)
 {
-    return move(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
-                target_dt, win, NULL);
+    return move(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count, target_dt,
+                win, NULL);
 }
 
 int ompi_osc_fabric_rput(const void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
@@ -234,15 +236,14 @@ int ompi_osc_fabric_rput(const void *origin_addr, int origin_count, struct ompi_
                          struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
                          struct ompi_request_t **request)
 {
-    return move(true, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
-                target_dt, win, request);
+    return move(true, origin_addr, origin_count, origin_dt, target, target_disp, target_count, target_dt, win,
+                request);
 }
 
-int ompi_osc_fabric_rget(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt,
-                         int target, ptrdiff_t target_disp, int target_count,
-                         struct ompi_datatype_t *target_dt, struct ompi_win_t *win,
-                         struct ompi_request_t **request)
+int ompi_osc_fabric_rget(void *origin_addr, int origin_count, struct ompi_datatype_t *origin_dt, int target,
+                         ptrdiff_t target_disp, int target_count, struct ompi_datatype_t *target_dt,
+                         struct ompi_win_t *win, struct ompi_request_t **request)
 {
-    return move(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
-                target_dt, win, request);
+    return move(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count, target_dt,
+                win, request);
 }

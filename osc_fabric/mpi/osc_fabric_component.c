@@ -28,21 +28,24 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
                             int *model);
 
 ompi_osc_fabric_component_t mca_osc_fabric_component = {
-    .super = {
-        .osc_version = {
-            OMPI_OSC_BASE_VERSION_3_0_0,
-            .mca_component_name = "fabric",
-            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
-            .mca_register_component_params = component_register,
+    .super =
+        {
+            .osc_version =
+                {
+                    OMPI_OSC_BASE_VERSION_3_0_0,
+                    .mca_component_name = "fabric",
+                    MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+                    .mca_register_component_params = component_register,
+                },
+            .osc_data =
+                {
+                    MCA_BASE_METADATA_PARAM_CHECKPOINT,
+                },
+            .osc_init = component_init,
+            .osc_query = component_query,
+            .osc_select = component_select,
+            .osc_finalize = component_finalize,
         },
-        .osc_data = {
-            MCA_BASE_METADATA_PARAM_CHECKPOINT,
-        },
-        .osc_init = component_init,
-        .osc_query = component_query,
-        .osc_select = component_select,
-        .osc_finalize = component_finalize,
-    },
     .output = -1,
 };
 
@@ -62,13 +65,14 @@ static int component_register(void)
     const mca_base_component_t *v = &c->super.osc_version;
 
     c->priority = 10;
-    (void) mca_base_component_var_register(v, "priority",
+    (void)mca_base_component_var_register(
+        v, "priority",
         "Priority of osc/fabric among the osc components (select it explicitly with --mca osc fabric)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
-        &c->priority);
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY, &c->priority);
 
     c->provider_include = "";
-    (void) mca_base_component_var_register(v, "provider_include",
+    (void)mca_base_component_var_register(
+        v, "provider_include",
         "Comma-separated libfabric providers to use, in order of preference (e.g. \"shm\", \"tcp\", "
         "\"tcp;ofi_rxm\"). Empty: shm when the whole job is on one node, else the best network "
         "provider offering FI_EP_RDM with FI_RMA|FI_ATOMIC; FI_PROVIDER is honoured; udp;ofi_rxd is "
@@ -77,7 +81,8 @@ static int component_register(void)
         &c->provider_include);
 
     c->progress_thread = false;
-    (void) mca_base_component_var_register(v, "progress_thread",
+    (void)mca_base_component_var_register(
+        v, "progress_thread",
         "Run an engine progress thread so passive targets are served while the application "
         "computes outside MPI. Off by default: the thread competes with the application for "
         "the engine lock and the CPU, which raises small-message latency when the target "
@@ -86,17 +91,18 @@ static int component_register(void)
         &c->progress_thread);
 
     c->node_direct = true;
-    (void) mca_base_component_var_register(v, "node_direct",
+    (void)mca_base_component_var_register(
+        v, "node_direct",
         "Reach peers on the same node directly: MPI_Win_allocate and MPI_Win_allocate_shared "
         "memory and every window's lock and synchronization words live in shared memory, and "
         "puts, gets, accumulates and locks to on-node peers are loads, stores and CPU atomics "
         "with no message. Off: on-node peers go through libfabric like any other, for "
         "comparison (perf/README.md has both)",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
-        &c->node_direct);
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY, &c->node_direct);
 
     c->accumulate_path = "auto";
-    (void) mca_base_component_var_register(v, "accumulate_path",
+    (void)mca_base_component_var_register(
+        v, "accumulate_path",
         "How accumulates travel: \"auto\" (native libfabric atomics where the provider executes "
         "them in hardware, for every type it supports for all MPI-allowed reductions; active "
         "messages for the rest and wherever the provider's atomics are software anyway: shm, "
@@ -107,11 +113,11 @@ static int component_register(void)
         &c->accumulate_path);
 
     c->verbose = 0;
-    (void) mca_base_component_var_register(v, "verbose",
+    (void)mca_base_component_var_register(
+        v, "verbose",
         "Verbosity: 0 shows only provider failures, 1 adds why calls fail and why the component "
         "declines, 5 adds provider choice, 10 everything",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
-        &c->verbose);
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL, &c->verbose);
 
     ompi_osc_fabric_register_pvars(v);
     return OMPI_SUCCESS;
@@ -125,21 +131,19 @@ static bool running_version_matches(void)
     int len = 0, major = 0, minor = 0, release = 0;
     if (MPI_SUCCESS != MPI_Get_library_version(lib, &len)) return false;
     if (3 != sscanf(lib, "Open MPI v%d.%d.%d", &major, &minor, &release)) return false;
-    if (major == OMPI_MAJOR_VERSION && minor == OMPI_MINOR_VERSION &&
-        release == OMPI_RELEASE_VERSION) {
+    if (major == OMPI_MAJOR_VERSION && minor == OMPI_MINOR_VERSION && release == OMPI_RELEASE_VERSION) {
         return true;
     }
     opal_output_verbose(1, mca_osc_fabric_component.output,
                         "osc/fabric: built for Open MPI %d.%d.%d but running %d.%d.%d; declining",
-                        OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION, major, minor,
-                        release);
+                        OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION, major, minor, release);
     return false;
 }
 
 static int component_init(bool enable_progress_threads, bool enable_mpi_threads)
 {
-    (void) enable_progress_threads;
-    (void) enable_mpi_threads;
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
     ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
     c->output = opal_output_open(NULL);
     opal_output_set_verbosity(c->output, c->verbose);
@@ -159,7 +163,7 @@ static int component_finalize(void)
         c->live_windows = 0;
     }
     if (NULL != c->engine) {
-        (void) oscf_engine_close(c->engine);
+        (void)oscf_engine_close(c->engine);
         c->engine = NULL;
     }
     if (c->output >= 0) {
@@ -201,8 +205,10 @@ static int ensure_engine(void)
     } else if (0 == strcmp(path, "native")) {
         cfg.accumulate_path = OSCF_ACC_NATIVE;
     } else if (0 != strcmp(path, "auto")) {
-        opal_output(0, "osc/fabric: osc_fabric_accumulate_path must be \"auto\", \"am\" or "
-                    "\"native\", not \"%s\"", path);
+        opal_output(0,
+                    "osc/fabric: osc_fabric_accumulate_path must be \"auto\", \"am\" or "
+                    "\"native\", not \"%s\"",
+                    path);
         c->engine_status = OSCF_ERR_ARG;
         return c->engine_status;
     }
@@ -227,7 +233,11 @@ static int decline(struct ompi_communicator_t *comm, int status, const char *why
 static int component_query(struct ompi_win_t *win, void **base, size_t size, int disp_unit,
                            struct ompi_communicator_t *comm, struct opal_info_t *info, int flavor)
 {
-    (void) win; (void) base; (void) size; (void) disp_unit; (void) info;
+    (void)win;
+    (void)base;
+    (void)size;
+    (void)disp_unit;
+    (void)info;
     ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
     if (!c->version_ok) return decline(comm, OSCF_OK, "running Open MPI differs from the build");
     int rc = ensure_engine();
@@ -307,14 +317,14 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
 
     /* Everyone publishes where its memory and lock word are; peers need nothing else. */
     size_t blob = oscf_win_blob_size(module->win);
-    char *blobs = malloc(blob * (size_t) params.comm_size);
+    char *blobs = malloc(blob * (size_t)params.comm_size);
     rc = NULL == blobs ? OMPI_ERR_OUT_OF_RESOURCE
-                       : ompi_osc_fabric_status(oscf_win_local_blob(module->win,
-                                                    blobs + blob * (size_t) params.comm_rank));
+                       : ompi_osc_fabric_status(
+                             oscf_win_local_blob(module->win, blobs + blob * (size_t)params.comm_rank));
     rc = ompi_osc_fabric_agree(module->comm, rc);
     if (OMPI_SUCCESS == rc) {
-        rc = module->comm->c_coll->coll_allgather(MPI_IN_PLACE, (int) blob, MPI_BYTE, blobs,
-                                                  (int) blob, MPI_BYTE, module->comm,
+        rc = module->comm->c_coll->coll_allgather(MPI_IN_PLACE, (int)blob, MPI_BYTE, blobs, (int)blob,
+                                                  MPI_BYTE, module->comm,
                                                   module->comm->c_coll->coll_allgather_module);
         if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_status(oscf_win_connect(module->win, blobs));
         rc = ompi_osc_fabric_agree(module->comm, rc);
@@ -322,7 +332,7 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
     free(blobs);
     if (OMPI_SUCCESS != rc) goto fail;
 
-    if (MPI_WIN_FLAVOR_ALLOCATE == flavor || MPI_WIN_FLAVOR_SHARED == flavor) *(void **) base = local_base;
+    if (MPI_WIN_FLAVOR_ALLOCATE == flavor || MPI_WIN_FLAVOR_SHARED == flavor) *(void **)base = local_base;
     *model = MPI_WIN_UNIFIED;
     ompi_osc_fabric_subscribe_info(win, module);
     ompi_osc_fabric_window_added();

@@ -36,11 +36,11 @@ static int push(ompi_osc_fabric_pieces *p, char *base, size_t len)
 {
     if (0 == len) return OMPI_SUCCESS;
     /* Merge with the previous piece when they touch: fewer, larger fabric operations. */
-    if (p->n && (char *) p->v[p->n - 1].iov_base + p->v[p->n - 1].iov_len == base) {
+    if (p->n && (char *)p->v[p->n - 1].iov_base + p->v[p->n - 1].iov_len == base) {
         p->v[p->n - 1].iov_len += len;
         return OMPI_SUCCESS;
     }
-    int rc = ompi_osc_fabric_grow((void **) &p->v, p->n, &p->cap, sizeof(*p->v), p->inline_v);
+    int rc = ompi_osc_fabric_grow((void **)&p->v, p->n, &p->cap, sizeof(*p->v), p->inline_v);
     if (OMPI_SUCCESS != rc) return rc;
     p->v[p->n].iov_base = base;
     p->v[p->n].iov_len = len;
@@ -65,8 +65,8 @@ static int each_raw_piece(ompi_datatype_t *dt, int count, const void *base, piec
 {
     opal_convertor_t conv;
     OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    int rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super,
-                                                      (size_t) count, base, 0, &conv);
+    int rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, (size_t)count,
+                                                      base, 0, &conv);
     int done = 0;
     while (OMPI_SUCCESS == rc && !done) {
         struct iovec iov[32];
@@ -77,27 +77,30 @@ static int each_raw_piece(ompi_datatype_t *dt, int count, const void *base, piec
             rc = OMPI_ERROR;
             break;
         }
-        for (uint32_t i = 0; OMPI_SUCCESS == rc && i < n; i++) rc = piece(arg, iov[i].iov_base, iov[i].iov_len);
+        for (uint32_t i = 0; OMPI_SUCCESS == rc && i < n; i++)
+            rc = piece(arg, iov[i].iov_base, iov[i].iov_len);
     }
     OBJ_DESTRUCT(&conv);
     return rc > 0 ? OMPI_SUCCESS : rc;
 }
 
-static int push_piece(void *arg, char *base, size_t len) { return push(arg, base, len); }
+static int push_piece(void *arg, char *base, size_t len)
+{
+    return push(arg, base, len);
+}
 
-int ompi_osc_fabric_pieces_of(ompi_datatype_t *dt, int count, const void *base,
-                              ompi_osc_fabric_pieces *out)
+int ompi_osc_fabric_pieces_of(ompi_datatype_t *dt, int count, const void *base, ompi_osc_fabric_pieces *out)
 {
     if (count < 0) return OMPI_ERR_BAD_PARAM;
     size_t type_size = 0;
     ompi_datatype_type_size(dt, &type_size);
     ptrdiff_t lb = 0, extent = 0;
     ompi_datatype_get_true_extent(dt, &lb, &extent);
-    if (0 == type_size * (size_t) count || ompi_datatype_is_contiguous_memory_layout(dt, count)) {
-        return ompi_osc_fabric_pieces_one((char *) base + lb, type_size * (size_t) count, out);
+    if (0 == type_size * (size_t)count || ompi_datatype_is_contiguous_memory_layout(dt, count)) {
+        return ompi_osc_fabric_pieces_one((char *)base + lb, type_size * (size_t)count, out);
     }
     ompi_osc_fabric_pieces_one(NULL, 0, out);
-    out->bytes = type_size * (size_t) count;
+    out->bytes = type_size * (size_t)count;
     int rc = each_raw_piece(dt, count, base, push_piece, out);
     if (OMPI_SUCCESS != rc) ompi_osc_fabric_pieces_free(out);
     return rc;
@@ -109,23 +112,24 @@ int ompi_osc_fabric_pieces_of(ompi_datatype_t *dt, int count, const void *base,
 static int add_run_piece(void *arg, char *base, size_t len)
 {
     ompi_osc_fabric_runs *r = arg;
-    const int64_t at = (int64_t) (intptr_t) base;
+    const int64_t at = (int64_t)(intptr_t)base;
     if (0 == len) return OMPI_SUCCESS;
     r->bytes += len;
     if (r->n) {
         oscf_run *last = &r->v[r->n - 1];
-        if (1 == last->count && last->offset + (int64_t) last->len == at) {
+        if (1 == last->count && last->offset + (int64_t)last->len == at) {
             last->len += len;
             return OMPI_SUCCESS;
         }
-        if (last->len == len && (1 == last->count || last->offset + last->stride * (int64_t) last->count == at)) {
+        if (last->len == len &&
+            (1 == last->count || last->offset + last->stride * (int64_t)last->count == at)) {
             if (1 == last->count) last->stride = at - last->offset;
             last->count++;
             r->pieces++;
             return OMPI_SUCCESS;
         }
     }
-    int rc = ompi_osc_fabric_grow((void **) &r->v, r->n, &r->cap, sizeof(*r->v), r->inline_v);
+    int rc = ompi_osc_fabric_grow((void **)&r->v, r->n, &r->cap, sizeof(*r->v), r->inline_v);
     if (OMPI_SUCCESS != rc) return rc;
     r->v[r->n++] = (oscf_run){.offset = at, .stride = 0, .len = len, .count = 1};
     r->pieces++;
@@ -170,8 +174,8 @@ bool ompi_osc_fabric_small_pieces(ompi_datatype_t *dt, int count, size_t bytes, 
     return c.pieces >= c.enough;
 }
 
-int ompi_osc_fabric_pieces_whole(const ompi_osc_fabric_pieces *raw, size_t elem_data,
-                                 size_t elem_extent, ompi_osc_fabric_pieces *out)
+int ompi_osc_fabric_pieces_whole(const ompi_osc_fabric_pieces *raw, size_t elem_data, size_t elem_extent,
+                                 ompi_osc_fabric_pieces *out)
 {
     ompi_osc_fabric_pieces_one(NULL, 0, out);
     size_t consumed = 0; /* data bytes of the current element seen so far */
@@ -184,7 +188,7 @@ int ompi_osc_fabric_pieces_whole(const ompi_osc_fabric_pieces *raw, size_t elem_
             if (0 == consumed) start = at;
             size_t take = elem_data - consumed < left ? elem_data - consumed : left;
             /* An element's data must lie inside its own struct. */
-            if ((size_t) (at - start) + take > elem_extent) rc = MPI_ERR_TYPE;
+            if ((size_t)(at - start) + take > elem_extent) rc = MPI_ERR_TYPE;
             consumed += take;
             at += take;
             left -= take;
@@ -230,7 +234,7 @@ int ompi_osc_fabric_cut(ompi_osc_fabric_pieces *const sides[], int nsides, size_
             return MPI_ERR_TYPE;
         }
         char *at[3] = {NULL, NULL, NULL};
-        for (int s = 0; s < nsides; s++) at[s] = (char *) sides[s]->v[idx[s]].iov_base + used[s];
+        for (int s = 0; s < nsides; s++) at[s] = (char *)sides[s]->v[idx[s]].iov_base + used[s];
         int rc = emit(arg, at, step);
         if (OMPI_SUCCESS != rc) return rc;
         for (int s = 0; s < nsides; s++) {
@@ -263,7 +267,7 @@ static int pack_next(void *arg, void *dst, size_t len)
 static int unpack_all(void *arg, const void *src, size_t len)
 {
     origin_packer *p = arg;
-    struct iovec iov = {.iov_base = (void *) src, .iov_len = len};
+    struct iovec iov = {.iov_base = (void *)src, .iov_len = len};
     uint32_t n = 1;
     size_t max_data = len;
     int rc = opal_convertor_unpack(&p->conv, &iov, &n, &max_data);
@@ -285,10 +289,10 @@ int ompi_osc_fabric_packer(ompi_datatype_t *dt, int count, const void *base, boo
     OBJ_CONSTRUCT(&p->conv, opal_convertor_t);
     p->dt = dt;
     OBJ_RETAIN(p->dt);
-    int rc = pack ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, (size_t) count,
-                                                             base, 0, &p->conv)
-                  : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, (size_t) count,
-                                                             base, 0, &p->conv);
+    int rc = pack ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super,
+                                                             (size_t)count, base, 0, &p->conv)
+                  : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super,
+                                                             (size_t)count, base, 0, &p->conv);
     if (OPAL_SUCCESS != rc) {
         release_packer(p);
         return OMPI_ERROR;
@@ -303,9 +307,9 @@ bool ompi_osc_fabric_layout_wanted(ompi_datatype_t *origin_dt, int origin_count,
     size_t osize = 0, tsize = 0;
     ompi_datatype_type_size(origin_dt, &osize);
     ompi_datatype_type_size(target_dt, &tsize);
-    const size_t bytes = osize * (size_t) origin_count;
+    const size_t bytes = osize * (size_t)origin_count;
     /* Mismatched or empty calls take the general path, which reports or skips them. */
-    if (origin_count <= 0 || target_count <= 0 || 0 == bytes || bytes != tsize * (size_t) target_count)
+    if (origin_count <= 0 || target_count <= 0 || 0 == bytes || bytes != tsize * (size_t)target_count)
         return false;
     if (OMPI_SUCCESS != ompi_osc_fabric_runs_of(target_dt, target_count, runs)) return false;
     if (runs->pieces > 1 && runs->bytes == bytes &&

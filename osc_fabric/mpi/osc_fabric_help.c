@@ -50,14 +50,17 @@ static bool fabric_requested(const char **list)
 static void add_help_dir(void)
 {
     Dl_info where;
-    if (0 == dladdr((void *) &mca_osc_fabric_component, &where) || NULL == where.dli_fname) return;
+    if (0 == dladdr((void *)&mca_osc_fabric_component, &where) || NULL == where.dli_fname) return;
     char *path = strdup(where.dli_fname);
     if (NULL == path) return;
-    (void) opal_show_help_add_dir(dirname(path));
+    (void)opal_show_help_add_dir(dirname(path));
     free(path);
 }
 
-static const char *or_unset(const char *s) { return NULL != s && '\0' != *s ? s : "(unset)"; }
+static const char *or_unset(const char *s)
+{
+    return NULL != s && '\0' != *s ? s : "(unset)";
+}
 
 /* Renders a topic of our help file and writes it to stderr, which mpirun forwards. Not
  * opal_show_help: Open MPI 4.1's mpirun loses or garbles such messages now and then (an
@@ -88,20 +91,22 @@ void ompi_osc_fabric_cannot_serve(int status, const char *why, int comm_rank)
     }
     add_help_dir();
     char host[256] = "";
-    (void) gethostname(host, sizeof host - 1);
+    (void)gethostname(host, sizeof host - 1);
     const ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
     const char *reason = '\0' != last_reason[0] ? last_reason : why;
     if (!c->version_ok) {
         char running[MPI_MAX_LIBRARY_VERSION_STRING] = "";
         int len = 0;
-        (void) MPI_Get_library_version(running, &len);
+        (void)MPI_Get_library_version(running, &len);
         char *eol = strchr(running, ',');
         if (NULL != eol) *eol = '\0';
         char built[64];
-        snprintf(built, sizeof built, "v%d.%d.%d", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION);
+        snprintf(built, sizeof built, "v%d.%d.%d", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                 OMPI_RELEASE_VERSION);
         show("version", list, built, running, host);
     } else if (OSCF_ERR_NO_PROVIDER == status) {
-        show("no-provider", list, host, reason, or_unset(getenv("FI_PROVIDER")), or_unset(c->provider_include));
+        show("no-provider", list, host, reason, or_unset(getenv("FI_PROVIDER")),
+             or_unset(c->provider_include));
     } else if (OSCF_ERR_FABRIC == status) {
         show("fabric-failed", list, host, reason);
     } else {

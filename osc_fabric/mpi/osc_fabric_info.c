@@ -18,9 +18,12 @@ typedef int (*parse_fn)(const char *value, unsigned *out);
 
 static int parse_bool(const char *value, unsigned *out)
 {
-    if (0 == strcmp(value, "true")) *out = 1;
-    else if (0 == strcmp(value, "false")) *out = 0;
-    else return OSCF_ERR_INFO;
+    if (0 == strcmp(value, "true"))
+        *out = 1;
+    else if (0 == strcmp(value, "false"))
+        *out = 0;
+    else
+        return OSCF_ERR_INFO;
     return OSCF_OK;
 }
 
@@ -67,8 +70,8 @@ int ompi_osc_fabric_read_info(struct opal_info_t *info, ompi_osc_fabric_module_t
 
 static char *value_in_force(opal_infosubscriber_t *obj, char *key, char *value)
 {
-    struct ompi_win_t *win = (struct ompi_win_t *) obj;
-    ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *) win->w_osc_module;
+    struct ompi_win_t *win = (struct ompi_win_t *)obj;
+    ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *)win->w_osc_module;
     for (int k = 0; NULL != module && k < OMPI_OSC_FABRIC_INFO_KEYS; k++) {
         if (0 == strcmp(key, keys[k].key)) return module->info[k];
     }
@@ -78,8 +81,8 @@ static char *value_in_force(opal_infosubscriber_t *obj, char *key, char *value)
 int ompi_osc_fabric_subscribe_info(struct ompi_win_t *win, ompi_osc_fabric_module_t *module)
 {
     for (int k = 0; k < OMPI_OSC_FABRIC_INFO_KEYS; k++) {
-        int rc = opal_infosubscribe_subscribe(&win->super, (char *) keys[k].key, module->info[k],
-                                              value_in_force);
+        int rc =
+            opal_infosubscribe_subscribe(&win->super, (char *)keys[k].key, module->info[k], value_in_force);
         if (OMPI_SUCCESS != rc) return rc;
     }
     return OMPI_SUCCESS;

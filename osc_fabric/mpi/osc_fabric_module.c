@@ -68,7 +68,7 @@ int ompi_osc_fabric_status(int oscf_rc)
     case OSCF_ERR_NO_MEM: return OMPI_ERR_OUT_OF_RESOURCE;
     case OSCF_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
     case OSCF_ERR_NO_PROVIDER: return OMPI_ERR_NOT_AVAILABLE;
-    case OSCF_ERR_OP: return MPI_ERR_OP;            /* MPI classes pass through unchanged */
+    case OSCF_ERR_OP: return MPI_ERR_OP; /* MPI classes pass through unchanged */
     case OSCF_ERR_INFO: return MPI_ERR_INFO_VALUE;
     case OSCF_ERR_RMA_ATTACH: return OMPI_ERR_RMA_ATTACH;
     case OSCF_ERR_RANK: return MPI_ERR_RANK;
@@ -89,7 +89,7 @@ int ompi_osc_fabric_agree(ompi_communicator_t *comm, int local_rc)
 
 void ompi_osc_fabric_module_destroy(ompi_osc_fabric_module_t *module)
 {
-    if (NULL != module->win) (void) oscf_win_destroy(module->win);
+    if (NULL != module->win) (void)oscf_win_destroy(module->win);
     if (NULL != module->comm) ompi_comm_free(&module->comm);
     free(module->shared_sizes);
     free(module->shared_offsets);
@@ -99,7 +99,7 @@ void ompi_osc_fabric_module_destroy(ompi_osc_fabric_module_t *module)
 
 int ompi_osc_fabric_free(struct ompi_win_t *win)
 {
-    ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *) win->w_osc_module;
+    ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *)win->w_osc_module;
     if (NULL == module) return OMPI_SUCCESS;
     /* Refuse while a passive epoch is open (the caller may fix it and free again);
      * otherwise complete our operations, then wait until nobody accesses us. */

@@ -36,8 +36,8 @@ static int map_swap(int op, oscf_swap *out)
  * comperand or mask operand. */
 static int translate(const osc_fabric_mpix_call *c, oscf_rmw *r)
 {
-    *r = (oscf_rmw){.is_swap = c->is_swap, .count = (size_t) c->count, .result = c->result,
-                    .target_disp = c->target_disp};
+    *r = (oscf_rmw){
+        .is_swap = c->is_swap, .count = (size_t)c->count, .result = c->result, .target_disp = c->target_disp};
     /* The library passes predefined datatypes only. */
     int rc = ompi_osc_fabric_map_type(c->datatype, &r->type);
     if (MPI_SUCCESS != rc) return rc;

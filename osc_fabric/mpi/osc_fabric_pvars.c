@@ -25,11 +25,15 @@ static const pvar_field fields[] = {
     {"rma_reads", "fi_read operations posted for gets (after chunking)", WIN(gets)},
     {"rma_injected", "writes posted with FI_INJECT (the origin buffer free at once)", WIN(injected)},
     {"puts_batched", "small puts sent as records of active-message batches", WIN(puts_batched)},
-    {"gets_as_messages", "small gets answered by the target's engine instead of fi_read", WIN(gets_as_messages)},
+    {"gets_as_messages", "small gets answered by the target's engine instead of fi_read",
+     WIN(gets_as_messages)},
     {"gather_messages", "messages carrying the small pieces of many-piece gets", WIN(gather_messages)},
-    {"layout_messages", "messages of derived-datatype puts, gets and accumulates sent as the target's layout "
-                        "and packed bytes (including rendezvous chunks)", WIN(layout_messages)},
-    {"native_atomics", "fi_atomic, fi_fetch_atomic and fi_compare_atomic operations posted", WIN(native_atomics)},
+    {"layout_messages",
+     "messages of derived-datatype puts, gets and accumulates sent as the target's layout "
+     "and packed bytes (including rendezvous chunks)",
+     WIN(layout_messages)},
+    {"native_atomics", "fi_atomic, fi_fetch_atomic and fi_compare_atomic operations posted",
+     WIN(native_atomics)},
     {"am_accumulates", "accumulate chunks sent as active messages applied by the target's engine",
      WIN(am_requests)},
     {"am_batches", "messages that carried batched accumulates and small puts", WIN(am_batches)},
@@ -37,7 +41,8 @@ static const pvar_field fields[] = {
     {"direct_rma", "puts and gets to on-node peers done as memory copies", WIN(direct_rma)},
     {"direct_atomics", "accumulates and compare-and-swaps done with CPU atomics or the accumulate lock",
      WIN(direct_atomics)},
-    {"direct_sync_words", "lock and synchronization words changed directly in shared memory", WIN(direct_words)},
+    {"direct_sync_words", "lock and synchronization words changed directly in shared memory",
+     WIN(direct_words)},
     {"lock_attempts", "remote atomics or messages sent to acquire or release locks", WIN(lock_attempts)},
     {"lock_waits", "lock acquisitions and lock grants that had to wait", WIN(lock_waits)},
     {"lock_wait_ns", "nanoseconds those lock acquisitions and grants waited", WIN(lock_wait_ns)},
@@ -58,13 +63,14 @@ static const pvar_field fields[] = {
 
 static int counter_value(const mca_base_pvar_t *pvar, void *value, void *obj)
 {
-    (void) obj;
+    (void)obj;
     const pvar_field *f = pvar->ctx;
     oscf_engine_stats st = {0};
-    if (NULL != mca_osc_fabric_component.engine) (void) oscf_engine_get_stats(mca_osc_fabric_component.engine, &st);
+    if (NULL != mca_osc_fabric_component.engine)
+        (void)oscf_engine_get_stats(mca_osc_fabric_component.engine, &st);
     uint64_t v;
-    memcpy(&v, (const char *) &st + f->offset, sizeof v);
-    *(unsigned long long *) value = v;
+    memcpy(&v, (const char *)&st + f->offset, sizeof v);
+    *(unsigned long long *)value = v;
     return OPAL_SUCCESS;
 }
 
@@ -72,10 +78,10 @@ static int counter_value(const mca_base_pvar_t *pvar, void *value, void *obj)
  * nothing leaks (test/mpi/soak.c checks that). */
 static int registered_value(const mca_base_pvar_t *pvar, void *value, void *obj)
 {
-    (void) obj;
+    (void)obj;
     uint64_t count = 0, bytes = 0;
-    (void) oscf_engine_registration_stats(&count, &bytes);
-    *(unsigned long long *) value = NULL != pvar->ctx ? bytes : count;
+    (void)oscf_engine_registration_stats(&count, &bytes);
+    *(unsigned long long *)value = NULL != pvar->ctx ? bytes : count;
     return OPAL_SUCCESS;
 }
 
@@ -84,17 +90,18 @@ void ompi_osc_fabric_register_pvars(const mca_base_component_t *v)
     /* A variable that fails to register is only missing from MPI_T. */
     const int flags = MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        (void) mca_base_component_pvar_register(v, fields[i].name, fields[i].description, OPAL_INFO_LVL_4,
-                                                MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG,
-                                                NULL, MCA_BASE_VAR_BIND_NO_OBJECT, flags, counter_value, NULL,
-                                                NULL, (void *) &fields[i]);
+        (void)mca_base_component_pvar_register(
+            v, fields[i].name, fields[i].description, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT, flags, counter_value,
+            NULL, NULL, (void *)&fields[i]);
     }
-    (void) mca_base_component_pvar_register(v, "registered_regions",
+    (void)mca_base_component_pvar_register(
+        v, "registered_regions",
         "Memory regions osc/fabric currently has registered with libfabric (all windows)", OPAL_INFO_LVL_4,
-        MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT, flags,
-        registered_value, NULL, NULL, NULL);
-    (void) mca_base_component_pvar_register(v, "registered_bytes",
-        "Bytes osc/fabric currently has registered with libfabric (all windows)", OPAL_INFO_LVL_4,
-        MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT, flags,
-        registered_value, NULL, NULL, (void *) "bytes");
+        MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+        flags, registered_value, NULL, NULL, NULL);
+    (void)mca_base_component_pvar_register(
+        v, "registered_bytes", "Bytes osc/fabric currently has registered with libfabric (all windows)",
+        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+        MCA_BASE_VAR_BIND_NO_OBJECT, flags, registered_value, NULL, NULL, (void *)"bytes");
 }

@@ -35,7 +35,7 @@ static void release_one(ompi_osc_fabric_request_t *req)
 
 static int request_free(ompi_request_t **request)
 {
-    ompi_osc_fabric_request_t *req = (ompi_osc_fabric_request_t *) *request;
+    ompi_osc_fabric_request_t *req = (ompi_osc_fabric_request_t *)*request;
     *request = MPI_REQUEST_NULL;
     release_one(req);
     return OMPI_SUCCESS;
@@ -44,8 +44,8 @@ static int request_free(ompi_request_t **request)
 /* RMA requests cannot be cancelled; MPI_Cancel then has no effect. */
 static int request_cancel(ompi_request_t *request, int complete)
 {
-    (void) request;
-    (void) complete;
+    (void)request;
+    (void)complete;
     return OMPI_SUCCESS;
 }
 
@@ -57,8 +57,8 @@ static void request_done(void *arg, int status)
     release_one(req);
 }
 
-int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op,
-                                  void *op_arg, struct ompi_request_t **request)
+int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_fabric_op_fn op, void *op_arg,
+                                  struct ompi_request_t **request)
 {
     /* The engine refuses one outside a passive-target epoch (its epoch rules). */
     ompi_osc_fabric_request_t *req = OBJ_NEW(ompi_osc_fabric_request_t);

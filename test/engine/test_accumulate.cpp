@@ -13,7 +13,8 @@ oscf_acc_path expected_path(const AccSetup &s) {
 }
 }  // namespace
 
-TEST_CASE("the path table: integers native on tcp, long double and pairs always emulated", "[accumulate][caps]") {
+TEST_CASE("the path table: integers native on tcp, long double and pairs always emulated",
+          "[accumulate][caps]") {
     AccSetup s = acc_test_setup();
     size_t sizes[2] = {64, 64};
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
@@ -23,7 +24,8 @@ TEST_CASE("the path table: integers native on tcp, long double and pairs always 
     CHECK(oscf_engine_accumulate_path(t.eng[0], OSCF_TYPE_2INT) == OSCF_PATH_AM);
 }
 
-TEST_CASE("auto sends accumulates as active messages where the provider's atomics are software", "[accumulate][caps]") {
+TEST_CASE("auto sends accumulates as active messages where the provider's atomics are software",
+          "[accumulate][caps]") {
     // shm, tcp;ofi_rxm: both apply atomics in the target's progress, as we would.
     std::string prov = test_provider();
     size_t sizes[2] = {64, 64};
@@ -40,9 +42,11 @@ TEST_CASE("accumulate and get_accumulate add into the target and fetch the old v
     int64_t inc[3] = {1, 2, 3};
     REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
     for (int i = 0; i < 5; ++i)
-        REQUIRE(oscf_win_accumulate(t.win[0], 1, inc, nullptr, 3, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 8, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, inc, nullptr, 3, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 8,
+                                    nullptr) == OSCF_OK);
     int64_t old[3] = {-1, -1, -1};
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, inc, old, 3, OSCF_TYPE_INT64, OSCF_OP_SUM, 8, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, inc, old, 3, OSCF_TYPE_INT64, OSCF_OP_SUM, 8, 0, nullptr) ==
+            OSCF_OK);
     REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
     const int64_t *m = reinterpret_cast<const int64_t *>(t.mem(1) + 8);
     CHECK(old[0] == 5);
@@ -69,7 +73,10 @@ TEST_CASE("types no provider has natively are emulated exactly", "[accumulate][a
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     auto *ld = reinterpret_cast<long double *>(t.mem(1));
     auto *dc = reinterpret_cast<std::complex<double> *>(t.mem(1) + 64);
-    struct DoubleInt { double v; int i; };
+    struct DoubleInt {
+        double v;
+        int i;
+    };
     auto *pairs = reinterpret_cast<DoubleInt *>(t.mem(1) + 128);
     ld[0] = 1.0L;
     dc[0] = {1, 1};
@@ -90,9 +97,12 @@ TEST_CASE("types no provider has natively are emulated exactly", "[accumulate][a
     cand[1].i = 9;
     std::complex<double> old_dc;
     REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, three, nullptr, 1, OSCF_TYPE_LONG_DOUBLE, OSCF_OP_PROD, 0, 0, nullptr) == OSCF_OK);
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, &i2, &old_dc, 1, OSCF_TYPE_DOUBLE_COMPLEX, OSCF_OP_PROD, 64, 0, nullptr) == OSCF_OK);
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, cand, nullptr, 2, OSCF_TYPE_DOUBLE_INT, OSCF_OP_MINLOC, 128, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, three, nullptr, 1, OSCF_TYPE_LONG_DOUBLE, OSCF_OP_PROD, 0, 0,
+                                nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, &i2, &old_dc, 1, OSCF_TYPE_DOUBLE_COMPLEX, OSCF_OP_PROD, 64, 0,
+                                nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, cand, nullptr, 2, OSCF_TYPE_DOUBLE_INT, OSCF_OP_MINLOC, 128, 0,
+                                nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     CHECK(ld[0] == 3.0L);
     CHECK(old_dc == std::complex<double>(1, 1));
@@ -130,19 +140,26 @@ TEST_CASE("accumulate misuse gets the standard's error classes", "[accumulate][e
     TwoRanks t(s.provider, OSCF_FLAVOR_ALLOCATE, sizes, 1, s.path);
     std::memset(t.mem(1), 0, 64);
     int64_t v = 1;
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, nullptr) == OSCF_ERR_RMA_SYNC);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, nullptr) ==
+          OSCF_ERR_RMA_SYNC);
     REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 57, 0, nullptr) == OSCF_ERR_RMA_RANGE);
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_BOOL, OSCF_OP_SUM, 0, 0, nullptr) == OSCF_ERR_OP);
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_DOUBLE, OSCF_OP_BAND, 0, 0, nullptr) == OSCF_ERR_OP);
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_MINLOC, 0, 0, nullptr) == OSCF_ERR_OP);
-    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 56, 0, nullptr) == OSCF_OK);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 57, 0, nullptr) ==
+          OSCF_ERR_RMA_RANGE);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_BOOL, OSCF_OP_SUM, 0, 0, nullptr) ==
+          OSCF_ERR_OP);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_DOUBLE, OSCF_OP_BAND, 0, 0, nullptr) ==
+          OSCF_ERR_OP);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_MINLOC, 0, 0, nullptr) ==
+          OSCF_ERR_OP);
+    CHECK(oscf_win_accumulate(t.win[0], 1, &v, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 56, 0, nullptr) ==
+          OSCF_OK);
     REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
     // Only the valid accumulate landed.
     CHECK(*reinterpret_cast<int64_t *>(t.mem(1) + 56) == 1);
 }
 
-TEST_CASE("default ordering: a read between two replaces sees the first; none lets them overlap", "[accumulate][ordering]") {
+TEST_CASE("default ordering: a read between two replaces sees the first; none lets them overlap",
+          "[accumulate][ordering]") {
     AccSetup s = acc_test_setup();
     const unsigned ordering = GENERATE(unsigned{OSCF_ORDER_DEFAULT}, 0u);
     size_t sizes[2] = {64, 64};
@@ -150,9 +167,12 @@ TEST_CASE("default ordering: a read between two replaces sees the first; none le
     REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
     for (int64_t i = 1; i <= 50; ++i) {
         int64_t v1 = i, v2 = -i, seen = 0;
-        REQUIRE(oscf_win_accumulate(t.win[0], 1, &v1, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_REPLACE, 0, 0, nullptr) == OSCF_OK);
-        REQUIRE(oscf_win_accumulate(t.win[0], 1, nullptr, &seen, 1, OSCF_TYPE_INT64, OSCF_OP_NO_OP, 0, 0, nullptr) == OSCF_OK);
-        REQUIRE(oscf_win_accumulate(t.win[0], 1, &v2, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_REPLACE, 0, 0, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, &v1, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_REPLACE, 0, 0,
+                                    nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, nullptr, &seen, 1, OSCF_TYPE_INT64, OSCF_OP_NO_OP, 0, 0,
+                                    nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, &v2, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_REPLACE, 0, 0,
+                                    nullptr) == OSCF_OK);
         REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
         if (ordering) {
             CHECK(seen == i);
@@ -186,7 +206,8 @@ TEST_CASE("accumulate_ordering values parse as the standard spells them", "[info
 
 // tcp;ofi_rxm completes a message above its eager size after smaller ones sent behind
 // it; the target must still serve an origin's requests in the order they were sent.
-TEST_CASE("active-message requests that arrive out of order are served in the order sent", "[accumulate][am]") {
+TEST_CASE("active-message requests that arrive out of order are served in the order sent",
+          "[accumulate][am]") {
     size_t sizes[2] = {64, 64};
     TwoRanks t("shm", OSCF_FLAVOR_ALLOCATE, sizes);
     std::vector<char> blob(oscf_win_blob_size(t.win[1]));

@@ -101,7 +101,8 @@ TEST_CASE("conditional swaps race to the minimum, the maximum and every masked b
             node_swap(OSCF_SWAP_LT, OSCF_TYPE_DOUBLE, &dlow, &d, &d, nullptr, 1, AccumulateLock(&acc_lock));
         }
         const uint64_t mask = uint64_t{1} << t | uint64_t{1} << (t + 32), ones = ~uint64_t{0};
-        node_swap(OSCF_SWAP_MASK, OSCF_TYPE_UINT64, &bits, &ones, &mask, nullptr, 1, AccumulateLock(&acc_lock));
+        node_swap(OSCF_SWAP_MASK, OSCF_TYPE_UINT64, &bits, &ones, &mask, nullptr, 1,
+                  AccumulateLock(&acc_lock));
     });
     int64_t want_low = INT64_MAX, want_high = INT64_MIN;
     for (int t = 0; t < kThreads; ++t)

@@ -47,7 +47,8 @@ std::vector<char> expected(const std::vector<oscf_run> &runs, const std::vector<
     size_t at = 0;
     for (const oscf_run &r : runs)
         for (size_t j = 0; j < r.count; ++j, at += r.len)
-            std::memcpy(out.data() + r.offset + r.stride * static_cast<int64_t>(j), packed.data() + at, r.len);
+            std::memcpy(out.data() + r.offset + r.stride * static_cast<int64_t>(j), packed.data() + at,
+                        r.len);
     return out;
 }
 
@@ -69,8 +70,8 @@ TEST_CASE("a layout's pieces travel in few messages and land in place, both ways
     size_t sizes[2] = {kSize, kSize};
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
     std::memset(t.mem(target), 0, kSize);
-    const std::vector<oscf_run> runs{{16, 12, 4, 2000 * scale}, {300000, -8, 8, 100 * scale},
-                                     {400000, 0, 4000 * scale, 1}};
+    const std::vector<oscf_run> runs{
+        {16, 12, 4, 2000 * scale}, {300000, -8, 8, 100 * scale}, {400000, 0, 4000 * scale, 1}};
     Packer put;
     put.bytes = pattern(bytes_of(runs), 5);
     bool put_done = false, get_done = false;
@@ -123,7 +124,8 @@ TEST_CASE("a layout reaching past the window fails at the call and changes nothi
     CHECK(oscf_win_put_packed(t.win[0], 1, past.data(), past.size(), 0, &pk, nullptr) == OSCF_ERR_RMA_RANGE);
     CHECK(a.released == 1);
     pk = b.api();
-    CHECK(oscf_win_get_packed(t.win[0], 1, runs.data(), runs.size(), 100, &pk, nullptr) == OSCF_ERR_RMA_RANGE);
+    CHECK(oscf_win_get_packed(t.win[0], 1, runs.data(), runs.size(), 100, &pk, nullptr) ==
+          OSCF_ERR_RMA_RANGE);
     CHECK(b.released == 1);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     CHECK(std::vector<char>(t.mem(1), t.mem(1) + 4096) == std::vector<char>(4096, 0));
@@ -193,8 +195,8 @@ TEST_CASE("an exclusive lock never sees part of a rendezvous put's epoch", "[rma
     oscf_packer pk = put.api();
     REQUIRE(oscf_win_put_packed(t.win[0], 1, runs.data(), runs.size(), 0, &pk, nullptr) == OSCF_OK);
     const int32_t one = 1;
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, nullptr, 1, OSCF_TYPE_INT32, OSCF_OP_SUM, 0,
-                                kSize - 4, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, nullptr, 1, OSCF_TYPE_INT32, OSCF_OP_SUM, 0, kSize - 4,
+                                nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     done = true;
     watcher.join();
@@ -226,12 +228,12 @@ TEST_CASE("an accumulate's layout adds every element once, never split", "[rma][
     }
     REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
     oscf_packer pk = add.api();
-    REQUIRE(oscf_win_accumulate_packed(t.win[0], 1, runs.data(), runs.size(), OSCF_TYPE_INT32, OSCF_OP_SUM, 0, &pk,
-                                       nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate_packed(t.win[0], 1, runs.data(), runs.size(), OSCF_TYPE_INT32, OSCF_OP_SUM, 0,
+                                       &pk, nullptr) == OSCF_OK);
     pk = add.api();
     add.at = 0;  // the same elements again
-    REQUIRE(oscf_win_accumulate_packed(t.win[0], 1, runs.data(), runs.size(), OSCF_TYPE_INT32, OSCF_OP_SUM, 0, &pk,
-                                       nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate_packed(t.win[0], 1, runs.data(), runs.size(), OSCF_TYPE_INT32, OSCF_OP_SUM, 0,
+                                       &pk, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     CHECK(add.released == 2);
     std::vector<int32_t> want = base;
@@ -239,7 +241,8 @@ TEST_CASE("an accumulate's layout adds every element once, never split", "[rma][
     for (const oscf_run &r : runs)
         for (size_t j = 0; j < r.count; ++j)
             for (size_t e = 0; e < r.len / 4; ++e, ++k)
-                want[(r.offset + r.stride * static_cast<int64_t>(j)) / 4 + e] += 2 * static_cast<int32_t>(k * 7 + 1);
+                want[(r.offset + r.stride * static_cast<int64_t>(j)) / 4 + e] +=
+                    2 * static_cast<int32_t>(k * 7 + 1);
     CHECK(std::memcmp(t.mem(1), want.data(), kSize) == 0);
     CHECK(t.stats(0).layout_messages >= 1);
 
@@ -253,8 +256,8 @@ TEST_CASE("an accumulate's layout adds every element once, never split", "[rma][
     self.bytes = add.bytes;
     pk = self.api();
     REQUIRE(oscf_win_lock(t.win[0], 0, 0, 0) == OSCF_OK);
-    CHECK(oscf_win_accumulate_packed(t.win[0], 0, runs.data(), runs.size(), OSCF_TYPE_INT32, OSCF_OP_SUM, 0, &pk,
-                                     nullptr) == OSCF_ERR_UNSUPPORTED);
+    CHECK(oscf_win_accumulate_packed(t.win[0], 0, runs.data(), runs.size(), OSCF_TYPE_INT32, OSCF_OP_SUM, 0,
+                                     &pk, nullptr) == OSCF_ERR_UNSUPPORTED);
     REQUIRE(oscf_win_unlock(t.win[0], 0) == OSCF_OK);
     CHECK(self.released == 1);
 }

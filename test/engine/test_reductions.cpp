@@ -29,8 +29,8 @@ TEST_CASE("MAXLOC on long double pairs at every alignment", "[reductions]") {
     const LongDoubleInt o[3] = {{0.5L, 1}, {2.0L, 1}, {9.0L, 1}};
     std::memcpy(target_mem + shift, t, sizeof t);
     std::memcpy(origin_mem + 8 - shift % 8, o, sizeof o);  // the other side, its own shift
-    apply_reduction(OSCF_OP_MAXLOC, OSCF_TYPE_LONG_DOUBLE_INT, target_mem + shift,
-                    origin_mem + 8 - shift % 8, 3);
+    apply_reduction(OSCF_OP_MAXLOC, OSCF_TYPE_LONG_DOUBLE_INT, target_mem + shift, origin_mem + 8 - shift % 8,
+                    3);
     LongDoubleInt r[3];
     std::memcpy(r, target_mem + shift, sizeof r);
     CHECK(r[0].value == 1.0L);  // origin smaller: target kept
@@ -70,7 +70,7 @@ TEST_CASE("conditional swaps: the comperand against the target, values not bits"
     };
     const Row rows[] = {
         {OSCF_SWAP_EQ, 5, 5, true},  {OSCF_SWAP_EQ, 5, 6, false}, {OSCF_SWAP_NE, 5, 6, true},
-        {OSCF_SWAP_NE, 5, 5, false}, {OSCF_SWAP_LT, -3, 2, true},  {OSCF_SWAP_LT, 2, 2, false},
+        {OSCF_SWAP_NE, 5, 5, false}, {OSCF_SWAP_LT, -3, 2, true}, {OSCF_SWAP_LT, 2, 2, false},
         {OSCF_SWAP_LE, 2, 2, true},  {OSCF_SWAP_LE, 3, 2, false}, {OSCF_SWAP_GT, 3, -2, true},
         {OSCF_SWAP_GT, 2, 2, false}, {OSCF_SWAP_GE, 2, 2, true},  {OSCF_SWAP_GE, -9, 2, false},
     };

@@ -160,7 +160,7 @@ TEST_CASE("out-of-window accesses are range errors and nothing is sent", "[rma][
     REQUIRE(oscf_win_unlock_all(t.win[1]) == OSCF_OK);
     REQUIRE(oscf_win_lock_all(t.win[0], 0) == OSCF_OK);
     CHECK(oscf_win_put(t.win[0], 1, buf, 1, 0, 0, nullptr) == OSCF_ERR_RMA_RANGE);  // zero-size window
-    CHECK(oscf_win_put(t.win[0], 1, buf, 0, 0, 0, nullptr) == OSCF_OK);            // empty access is fine
+    CHECK(oscf_win_put(t.win[0], 1, buf, 0, 0, 0, nullptr) == OSCF_OK);             // empty access is fine
     REQUIRE(oscf_win_unlock_all(t.win[0]) == OSCF_OK);
     CHECK(t.stats(1).puts + t.stats(1).puts_batched == 1);  // only the valid one moved
     CHECK(t.stats(0).puts + t.stats(0).puts_batched == 0);
@@ -178,7 +178,8 @@ struct Done {
 };
 }  // namespace
 
-TEST_CASE("a request's callback runs once, after its data arrived, and never after an error", "[rma][request]") {
+TEST_CASE("a request's callback runs once, after its data arrived, and never after an error",
+          "[rma][request]") {
     std::string prov = test_provider();
     const size_t kWin = 1 << 20;
     size_t sizes[2] = {kWin, kWin};
@@ -186,8 +187,7 @@ TEST_CASE("a request's callback runs once, after its data arrived, and never aft
     std::vector<char> src(kWin), back(kWin);
     fill(src, 3);
     Done put_done, get_done, acc_done, bad;
-    oscf_notify np{Done::fn, &put_done}, ng{Done::fn, &get_done}, na{Done::fn, &acc_done},
-        nb{Done::fn, &bad};
+    oscf_notify np{Done::fn, &put_done}, ng{Done::fn, &get_done}, na{Done::fn, &acc_done}, nb{Done::fn, &bad};
     REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
     REQUIRE(oscf_win_put(t.win[0], 1, src.data(), kWin, 0, 0, &np) == OSCF_OK);
     // Waiting on the request alone (no flush) must be enough to see the data.
@@ -195,7 +195,8 @@ TEST_CASE("a request's callback runs once, after its data arrived, and never aft
     CHECK(std::memcmp(t.mem(1), src.data(), kWin) == 0);
     REQUIRE(oscf_win_get(t.win[0], 1, back.data(), kWin, 0, 0, &ng) == OSCF_OK);
     int64_t one = 1, old = -7;
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, &old, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, &na) == OSCF_OK);
+    REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, &old, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, &na) ==
+            OSCF_OK);
     CHECK(oscf_win_put(t.win[0], 1, src.data(), 8, kWin, 0, &nb) == OSCF_ERR_RMA_RANGE);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     CHECK(put_done.calls == 1);

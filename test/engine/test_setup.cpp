@@ -98,7 +98,8 @@ TEST_CASE("the engine's totals count its windows, freed ones included", "[setup]
     const int64_t one = 1;
     REQUIRE(oscf_win_lock(solo, 0, 1, 0) == OSCF_OK);
     for (int i = 0; i < 3; ++i)
-        REQUIRE(oscf_win_accumulate(solo, 0, &one, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(solo, 0, &one, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 0, 0, nullptr) ==
+                OSCF_OK);
     REQUIRE(oscf_win_unlock(solo, 0) == OSCF_OK);
     oscf_win_stats freed{};
     REQUIRE(oscf_win_get_stats(solo, &freed) == OSCF_OK);
@@ -112,7 +113,8 @@ TEST_CASE("the engine's totals count its windows, freed ones included", "[setup]
     const oscf_win_stats live = t.stats(0);
     oscf_engine_stats total{};
     REQUIRE(oscf_engine_get_stats(t.eng[0], &total) == OSCF_OK);
-    CHECK(total.windows.puts + total.windows.puts_batched == live.puts + live.puts_batched + freed.puts + freed.puts_batched);
+    CHECK(total.windows.puts + total.windows.puts_batched ==
+          live.puts + live.puts_batched + freed.puts + freed.puts_batched);
     CHECK(total.windows.puts + total.windows.puts_batched >= 1);
     const uint64_t accs = freed.am_local + freed.native_atomics + freed.direct_atomics + freed.am_requests;
     CHECK(accs >= 3);  // the freed window's accumulates, whichever route they took

@@ -30,7 +30,8 @@ TEST_CASE("conditional swaps store where the comparison holds and fetch every ol
         std::memcpy(t.mem(1), kStart, sizeof kStart);
         int64_t old[4] = {};
         REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
-        REQUIRE(oscf_win_swap(t.win[0], 1, value, r.compare, old, 4, OSCF_TYPE_INT64, r.swap, 0, 0, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_swap(t.win[0], 1, value, r.compare, old, 4, OSCF_TYPE_INT64, r.swap, 0, 0,
+                              nullptr) == OSCF_OK);
         REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
         CHECK(std::memcmp(old, kStart, sizeof old) == 0);
         CHECK(std::memcmp(t.mem(1), r.want, sizeof r.want) == 0);

@@ -113,7 +113,8 @@ TEST_CASE("shared locks are held together; an exclusive one waits for both", "[l
     CHECK(got.load());
 }
 
-TEST_CASE("a shared lock request waits at the target behind an exclusive holder, with what follows it", "[lock]") {
+TEST_CASE("a shared lock request waits at the target behind an exclusive holder, with what follows it",
+          "[lock]") {
     std::string prov = test_provider();
     size_t sizes[2] = {64, 64};
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
@@ -217,8 +218,8 @@ TEST_CASE("an unlock with accumulates still queued sends its release with them",
         else
             REQUIRE(oscf_win_lock(t.win[0], 1, exclusive, 0) == OSCF_OK);
         for (int i = 0; i < 5; ++i)
-            REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, nullptr, 1, OSCF_TYPE_INT64,
-                                        OSCF_OP_SUM, 8, 0, nullptr) == OSCF_OK);
+            REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, nullptr, 1, OSCF_TYPE_INT64, OSCF_OP_SUM, 8, 0,
+                                        nullptr) == OSCF_OK);
         REQUIRE((lock_all ? oscf_win_unlock_all(t.win[0]) : oscf_win_unlock(t.win[0], 1)) == OSCF_OK);
         // Back at the target: the unlock waited for the accumulates ...
         long v;
@@ -230,7 +231,7 @@ TEST_CASE("an unlock with accumulates still queued sends its release with them",
     }
     const oscf_win_stats st = t.stats(0);
     REQUIRE(st.native_atomics == 0);  // every provider here: lock words are active messages
-    CHECK(st.am_batches == 3);  // one message per epoch: lock request, accumulates, release
+    CHECK(st.am_batches == 3);        // one message per epoch: lock request, accumulates, release
     // Per epoch, and no release of its own: the shared request; or rank 0's gate (our
     // own word, so no message) and the exclusive acquire. lock_all takes only the gate,
     // retrying while rank 1's exclusive check still holds it, so its count varies.
@@ -309,7 +310,9 @@ TEST_CASE("a process whose calls never wait still serves the requests aimed at i
     INFO("calls on rank 1 before the swap landed: " << calls);
     // Whatever happened, let rank 1 answer so the flush and teardown end.
     std::atomic<bool> done{false};
-    std::thread serve([&] { while (!done) oscf_engine_progress(t.eng[1]); });
+    std::thread serve([&] {
+        while (!done) oscf_engine_progress(t.eng[1]);
+    });
     CHECK(oscf_win_flush(t.win[0], 1) == OSCF_OK);
     CHECK(old == 0);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);

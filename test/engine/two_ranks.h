@@ -73,7 +73,9 @@ struct TwoRanks {
 };
 
 // The providers every engine test runs over.
-inline std::string test_provider() { return GENERATE(as<std::string>{}, "shm", "tcp"); }
+inline std::string test_provider() {
+    return GENERATE(as<std::string>{}, "shm", "tcp");
+}
 
 // Accumulate-family tests run over both providers and both paths (AUTO picks active
 // messages on every provider here, so NATIVE is what exercises the native path).

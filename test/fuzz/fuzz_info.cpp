@@ -38,12 +38,14 @@ constexpr unsigned kAllBits = OSCF_ORDER_RAR | OSCF_ORDER_RAW | OSCF_ORDER_WAR |
 constexpr unsigned kUntouched = 0xdead0000u;  // an out-parameter nobody wrote
 
 [[noreturn]] void fail(const char *what, const std::string &value) {
-    std::fprintf(stderr, "fuzz_info: property failed: %s (value \"%s\", %zu bytes)\n", what,
-                 value.c_str(), value.size());
+    std::fprintf(stderr, "fuzz_info: property failed: %s (value \"%s\", %zu bytes)\n", what, value.c_str(),
+                 value.size());
     std::abort();
 }
 
-bool blank(char c) { return c == ' ' || c == '\t'; }
+bool blank(char c) {
+    return c == ' ' || c == '\t';
+}
 
 std::string trim(const std::string &s) {
     size_t a = 0, b = s.size();
@@ -66,11 +68,16 @@ bool model_ordering(const std::string &value, unsigned *bits) {
         const size_t comma = v.find(',', start);
         const std::string item =
             trim(v.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-        if (item == "rar") out |= OSCF_ORDER_RAR;
-        else if (item == "raw") out |= OSCF_ORDER_RAW;
-        else if (item == "war") out |= OSCF_ORDER_WAR;
-        else if (item == "waw") out |= OSCF_ORDER_WAW;
-        else return false;
+        if (item == "rar")
+            out |= OSCF_ORDER_RAR;
+        else if (item == "raw")
+            out |= OSCF_ORDER_RAW;
+        else if (item == "war")
+            out |= OSCF_ORDER_WAR;
+        else if (item == "waw")
+            out |= OSCF_ORDER_WAW;
+        else
+            return false;
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
@@ -101,7 +108,8 @@ void check_ordering(const std::string &value) {
 
     unsigned want = 0;
     const bool ok = model_ordering(value, &want);
-    if (ok != (rc == OSCF_OK)) fail(ok ? "valid accumulate_ordering refused" : "malformed accumulate_ordering accepted", value);
+    if (ok != (rc == OSCF_OK))
+        fail(ok ? "valid accumulate_ordering refused" : "malformed accumulate_ordering accepted", value);
     if (ok && bits != want) fail("accumulate_ordering bits differ from the grammar", value);
 
     for (const char *pad : {" ", "\t", " \t "}) {
@@ -128,7 +136,8 @@ void check_ops(const std::string &value) {
     const std::string v = trim(value);
     const bool ok = v == "same_op" || v == "same_op_no_op";
     if (rc != OSCF_OK && rc != OSCF_ERR_INFO) fail("accumulate_ops status", value);
-    if (ok != (rc == OSCF_OK)) fail(ok ? "valid accumulate_ops refused" : "malformed accumulate_ops accepted", value);
+    if (ok != (rc == OSCF_OK))
+        fail(ok ? "valid accumulate_ops refused" : "malformed accumulate_ops accepted", value);
     if (ok && same_op_only != (v == "same_op" ? 1u : 0u)) fail("accumulate_ops result", value);
 }
 

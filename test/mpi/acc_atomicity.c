@@ -39,8 +39,17 @@
 
 #define K_WIDE 64
 
-enum { OFF_ACC = 0, OFF_LOCK = 8, OFF_FOP = 16, OFF_CAS = 24, OFF_LD = 32, OFF_CPLX = 48,
-       OFF_MISALIGNED = 68, OFF_LD_FETCH = 80, WIN_BYTES = 128 };
+enum {
+    OFF_ACC = 0,
+    OFF_LOCK = 8,
+    OFF_FOP = 16,
+    OFF_CAS = 24,
+    OFF_LD = 32,
+    OFF_CPLX = 48,
+    OFF_MISALIGNED = 68,
+    OFF_LD_FETCH = 80,
+    WIN_BYTES = 128
+};
 
 struct itype {
     const char *name;
@@ -53,36 +62,46 @@ static struct itype types[3];
 
 static void init_types(void)
 {
-    types[0] = (struct itype){ "MPI_LONG", MPI_LONG, sizeof(long), true };
-    types[1] = (struct itype){ "MPI_INT", MPI_INT, sizeof(int), true };
-    types[2] = (struct itype){ "MPI_UINT64_T", MPI_UINT64_T, sizeof(uint64_t), false };
+    types[0] = (struct itype){"MPI_LONG", MPI_LONG, sizeof(long), true};
+    types[1] = (struct itype){"MPI_INT", MPI_INT, sizeof(int), true};
+    types[2] = (struct itype){"MPI_UINT64_T", MPI_UINT64_T, sizeof(uint64_t), false};
 }
 
 /* Values travel as uint64_t: truncated to the type, sign-extended if signed. */
 static uint64_t norm(const struct itype *t, uint64_t x)
 {
     unsigned w = 8u * (unsigned)t->size;
-    if (w >= 64)
-        return x;
+    if (w >= 64) return x;
     uint64_t mask = ((uint64_t)1 << w) - 1;
     x &= mask;
-    if (t->is_signed && (x >> (w - 1)) & 1)
-        x |= ~mask;
+    if (t->is_signed && (x >> (w - 1)) & 1) x |= ~mask;
     return x;
 }
 
 static uint64_t load(const struct itype *t, const void *p)
 {
     switch (t->size) {
-    case 4: { uint32_t x; memcpy(&x, p, 4); return norm(t, x); }
-    default: { uint64_t x; memcpy(&x, p, 8); return norm(t, x); }
+    case 4: {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        return norm(t, x);
+    }
+    default: {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return norm(t, x);
+    }
     }
 }
 
 static void store(const struct itype *t, void *p, uint64_t v)
 {
     switch (t->size) {
-    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    case 4: {
+        uint32_t x = (uint32_t)v;
+        memcpy(p, &x, 4);
+        break;
+    }
     default: memcpy(p, &v, 8); break;
     }
 }
@@ -128,14 +147,10 @@ static void test_accumulate(const struct ctx *c, const struct itype *t)
     CHECK_MPI(MPI_Win_lock_all(0, c->win));
     int bad = 0;
     for (int k = 0; k < K_ACC; k++) {
-        if (MPI_Accumulate(one, 1, t->dt, 0, OFF_ACC, 1, t->dt, MPI_SUM,
-                           c->win) != MPI_SUCCESS)
-            bad++;
-        if ((k + 1) % FLUSH_EVERY == 0)
-            CHECK_MPI(MPI_Win_flush(0, c->win));
+        if (MPI_Accumulate(one, 1, t->dt, 0, OFF_ACC, 1, t->dt, MPI_SUM, c->win) != MPI_SUCCESS) bad++;
+        if ((k + 1) % FLUSH_EVERY == 0) CHECK_MPI(MPI_Win_flush(0, c->win));
     }
-    CHECK(bad == 0, "%s: %d of %d MPI_Accumulate calls under lock_all failed",
-          t->name, bad, K_ACC);
+    CHECK(bad == 0, "%s: %d of %d MPI_Accumulate calls under lock_all failed", t->name, bad, K_ACC);
     CHECK_MPI(MPI_Win_flush(0, c->win));
     CHECK_MPI(MPI_Win_unlock_all(c->win));
 
@@ -143,17 +158,13 @@ static void test_accumulate(const struct ctx *c, const struct itype *t)
     for (int k = 0; k < K_LOCK; k++) {
         int rc = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, c->win);
         if (rc == MPI_SUCCESS) {
-            rc = MPI_Accumulate(one, 1, t->dt, 0, OFF_LOCK, 1, t->dt, MPI_SUM,
-                                c->win);
+            rc = MPI_Accumulate(one, 1, t->dt, 0, OFF_LOCK, 1, t->dt, MPI_SUM, c->win);
             int rc2 = MPI_Win_unlock(0, c->win);
-            if (rc == MPI_SUCCESS)
-                rc = rc2;
+            if (rc == MPI_SUCCESS) rc = rc2;
         }
-        if (rc != MPI_SUCCESS)
-            bad++;
+        if (rc != MPI_SUCCESS) bad++;
     }
-    CHECK(bad == 0, "%s: %d of %d lock shared/accumulate/unlock rounds failed",
-          t->name, bad, K_LOCK);
+    CHECK(bad == 0, "%s: %d of %d lock shared/accumulate/unlock rounds failed", t->name, bad, K_LOCK);
     MPI_Barrier(MPI_COMM_WORLD);
 
     if (c->rank == 0) {
@@ -161,13 +172,13 @@ static void test_accumulate(const struct ctx *c, const struct itype *t)
         uint64_t got = local_get(c, t, OFF_ACC);
         CHECK(got == norm(t, K_ACC * tri),
               "%s: counter after %d x MPI_Accumulate SUM (rank+1) per rank "
-              "under lock_all is %lld, expected %lld", t->name, K_ACC,
-              (long long)got, (long long)(K_ACC * tri));
+              "under lock_all is %lld, expected %lld",
+              t->name, K_ACC, (long long)got, (long long)(K_ACC * tri));
         got = local_get(c, t, OFF_LOCK);
         CHECK(got == norm(t, K_LOCK * tri),
               "%s: counter after %d x lock shared + MPI_Accumulate SUM (rank+1) "
-              "per rank is %lld, expected %lld", t->name, K_LOCK,
-              (long long)got, (long long)(K_LOCK * tri));
+              "per rank is %lld, expected %lld",
+              t->name, K_LOCK, (long long)got, (long long)(K_LOCK * tri));
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -177,8 +188,7 @@ static void test_fetch_and_op(const struct ctx *c, const struct itype *t)
     unsigned char one[8], res[8];
     uint64_t mine[K_FOP];
     store(t, one, 1);
-    if (c->rank == 0)
-        local_set(c, t, OFF_FOP, 0);
+    if (c->rank == 0) local_set(c, t, OFF_FOP, 0);
     MPI_Barrier(MPI_COMM_WORLD);
 
     CHECK_MPI(MPI_Win_lock_all(0, c->win));
@@ -186,44 +196,41 @@ static void test_fetch_and_op(const struct ctx *c, const struct itype *t)
     for (int k = 0; k < K_FOP; k++) {
         memset(res, 0xEE, sizeof res);
         int rc = MPI_Fetch_and_op(one, res, t->dt, 0, OFF_FOP, MPI_SUM, c->win);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Win_flush(0, c->win);
-        if (rc != MPI_SUCCESS)
-            bad++;
+        if (rc == MPI_SUCCESS) rc = MPI_Win_flush(0, c->win);
+        if (rc != MPI_SUCCESS) bad++;
         mine[k] = load(t, res);
     }
     CHECK_MPI(MPI_Win_unlock_all(c->win));
-    CHECK(bad == 0, "%s: %d of %d MPI_Fetch_and_op+flush calls failed", t->name,
-          bad, K_FOP);
+    CHECK(bad == 0, "%s: %d of %d MPI_Fetch_and_op+flush calls failed", t->name, bad, K_FOP);
     int order = -1;
     for (int k = 1; k < K_FOP && order < 0; k++)
-        if (mine[k] <= mine[k - 1])
-            order = k;
-    CHECK(order < 0, "%s: rank %d's fetched values not increasing: "
-          "#%d = %llu after #%d = %llu", t->name, c->rank, order,
-          order > 0 ? (unsigned long long)mine[order] : 0ULL, order - 1,
-          order > 0 ? (unsigned long long)mine[order - 1] : 0ULL);
+        if (mine[k] <= mine[k - 1]) order = k;
+    CHECK(order<0,
+                "%s: rank %d's fetched values not increasing: "
+                "#%d = %llu after #%d = %llu",
+                t->name, c->rank, order, order> 0
+              ? (unsigned long long)mine[order]
+              : 0ULL,
+          order - 1, order > 0 ? (unsigned long long)mine[order - 1] : 0ULL);
 
     uint64_t *all = NULL;
-    if (c->rank == 0)
-        all = malloc(sizeof *all * (size_t)K_FOP * (size_t)c->n);
-    MPI_Gather(mine, K_FOP, MPI_UINT64_T, all, K_FOP, MPI_UINT64_T, 0,
-               MPI_COMM_WORLD);
+    if (c->rank == 0) all = malloc(sizeof *all * (size_t)K_FOP * (size_t)c->n);
+    MPI_Gather(mine, K_FOP, MPI_UINT64_T, all, K_FOP, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     if (c->rank == 0) {
         size_t total = (size_t)K_FOP * (size_t)c->n;
         qsort(all, total, sizeof *all, cmp_u64);
         size_t first_bad = total;
         for (size_t j = 0; j < total && first_bad == total; j++)
-            if (all[j] != j)
-                first_bad = j;
+            if (all[j] != j) first_bad = j;
         CHECK(first_bad == total,
               "%s: sorted fetched values of %zu MPI_Fetch_and_op SUM 1 are not "
-              "0..%zu: position %zu holds %llu", t->name, total, total - 1,
-              first_bad, first_bad < total ? (unsigned long long)all[first_bad] : 0ULL);
+              "0..%zu: position %zu holds %llu",
+              t->name, total, total - 1, first_bad,
+              first_bad < total ? (unsigned long long)all[first_bad] : 0ULL);
         uint64_t got = local_get(c, t, OFF_FOP);
-        CHECK(got == total, "%s: counter after %zu MPI_Fetch_and_op SUM 1 is %llu",
-              t->name, total, (unsigned long long)got);
+        CHECK(got == total, "%s: counter after %zu MPI_Fetch_and_op SUM 1 is %llu", t->name, total,
+              (unsigned long long)got);
         free(all);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -244,22 +251,18 @@ static void test_cas(const struct ctx *c, const struct itype *t)
         store(t, mine, cas_value(t, c->rank));
         store(t, zero, 0);
         memset(res, 0xEE, sizeof res);
-        if (c->rank == target)
-            local_set(c, t, OFF_CAS, 0);
+        if (c->rank == target) local_set(c, t, OFF_CAS, 0);
         MPI_Barrier(MPI_COMM_WORLD);
 
         CHECK_MPI(MPI_Win_lock_all(0, c->win));
-        CHECK_MPI(MPI_Compare_and_swap(mine, zero, res, t->dt, target, OFF_CAS,
-                                       c->win));
+        CHECK_MPI(MPI_Compare_and_swap(mine, zero, res, t->dt, target, OFF_CAS, c->win));
         CHECK_MPI(MPI_Win_flush(target, c->win));
         CHECK_MPI(MPI_Win_unlock_all(c->win));
         uint64_t fetched = load(t, res);
-        MPI_Allgather(&fetched, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T,
-                      MPI_COMM_WORLD);
+        MPI_Allgather(&fetched, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
         uint64_t final = 0;
-        if (c->rank == target)
-            final = local_get(c, t, OFF_CAS);
+        if (c->rank == target) final = local_get(c, t, OFF_CAS);
         MPI_Bcast(&final, 1, MPI_UINT64_T, target, MPI_COMM_WORLD);
 
         int winners = 0, winner = -1;
@@ -272,18 +275,20 @@ static void test_cas(const struct ctx *c, const struct itype *t)
         if (winner >= 0 && c->rank != winner)
             CHECK(fetched == cas_value(t, winner),
                   "%s round %d: rank %d lost the CAS but fetched 0x%llx, not "
-                  "winner %d's 0x%llx", t->name, round, c->rank,
-                  (unsigned long long)fetched, winner,
+                  "winner %d's 0x%llx",
+                  t->name, round, c->rank, (unsigned long long)fetched, winner,
                   (unsigned long long)cas_value(t, winner));
         if (c->rank == 0) {
-            CHECK(winners == 1, "%s round %d (target %d): %d ranks fetched 0 "
-                  "from MPI_Compare_and_swap, expected exactly 1", t->name,
-                  round, target, winners);
+            CHECK(winners == 1,
+                  "%s round %d (target %d): %d ranks fetched 0 "
+                  "from MPI_Compare_and_swap, expected exactly 1",
+                  t->name, round, target, winners);
             if (winners >= 1)
                 CHECK(final == cas_value(t, winner),
                       "%s round %d: location holds 0x%llx, expected winner "
-                      "%d's 0x%llx", t->name, round, (unsigned long long)final,
-                      winner, (unsigned long long)cas_value(t, winner));
+                      "%d's 0x%llx",
+                      t->name, round, (unsigned long long) final, winner,
+                      (unsigned long long)cas_value(t, winner));
         }
         MPI_Barrier(MPI_COMM_WORLD);
     }
@@ -359,10 +364,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.n);
 
-    int rc = MPI_Win_allocate(WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
-                              &c.base, &c.win);
-    if (!CHECK(rc == MPI_SUCCESS, "MPI_Win_allocate failed"))
-        return check_finish();
+    int rc = MPI_Win_allocate(WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &c.base, &c.win);
+    if (!CHECK(rc == MPI_SUCCESS, "MPI_Win_allocate failed")) return check_finish();
     MPI_Win_set_errhandler(c.win, MPI_ERRORS_RETURN);
 
     for (int i = 0; i < 3; i++) {

@@ -41,25 +41,33 @@ static struct vtype vtypes[3];
 
 static void init_types(void)
 {
-    vtypes[0] = (struct vtype){ "MPI_LONG", MPI_LONG, V_LONG, sizeof(long) };
-    vtypes[1] = (struct vtype){ "MPI_LONG_DOUBLE", MPI_LONG_DOUBLE, V_LDOUBLE,
-                                sizeof(long double) };
-    vtypes[2] = (struct vtype){ "MPI_C_DOUBLE_COMPLEX", MPI_C_DOUBLE_COMPLEX,
-                                V_DCOMPLEX, 2 * sizeof(double) };
+    vtypes[0] = (struct vtype){"MPI_LONG", MPI_LONG, V_LONG, sizeof(long)};
+    vtypes[1] = (struct vtype){"MPI_LONG_DOUBLE", MPI_LONG_DOUBLE, V_LDOUBLE, sizeof(long double)};
+    vtypes[2] = (struct vtype){"MPI_C_DOUBLE_COMPLEX", MPI_C_DOUBLE_COMPLEX, V_DCOMPLEX, 2 * sizeof(double)};
 }
 
 /* One value of any of the types: long in a, long double in a, complex
  * double as (a, b). */
-typedef struct { long double a, b; } val_t;
+typedef struct {
+    long double a, b;
+} val_t;
 
 static void store(const struct vtype *t, void *p, val_t v)
 {
     memset(p, 0, t->size);
     switch (t->kind) {
-    case V_LONG: { long x = (long)v.a; memcpy(p, &x, sizeof x); break; }
-    case V_LDOUBLE: { long double x = v.a; memcpy(p, &x, sizeof x); break; }
+    case V_LONG: {
+        long x = (long)v.a;
+        memcpy(p, &x, sizeof x);
+        break;
+    }
+    case V_LDOUBLE: {
+        long double x = v.a;
+        memcpy(p, &x, sizeof x);
+        break;
+    }
     case V_DCOMPLEX: {
-        double x[2] = { (double)v.a, (double)v.b };
+        double x[2] = {(double)v.a, (double)v.b};
         memcpy(p, x, sizeof x);
         break;
     }
@@ -68,10 +76,20 @@ static void store(const struct vtype *t, void *p, val_t v)
 
 static val_t load(const struct vtype *t, const void *p)
 {
-    val_t v = { 0, 0 };
+    val_t v = {0, 0};
     switch (t->kind) {
-    case V_LONG: { long x; memcpy(&x, p, sizeof x); v.a = x; break; }
-    case V_LDOUBLE: { long double x; memcpy(&x, p, sizeof x); v.a = x; break; }
+    case V_LONG: {
+        long x;
+        memcpy(&x, p, sizeof x);
+        v.a = x;
+        break;
+    }
+    case V_LDOUBLE: {
+        long double x;
+        memcpy(&x, p, sizeof x);
+        v.a = x;
+        break;
+    }
     case V_DCOMPLEX: {
         double x[2];
         memcpy(x, p, sizeof x);
@@ -83,13 +101,15 @@ static val_t load(const struct vtype *t, const void *p)
     return v;
 }
 
-static bool veq(val_t x, val_t y) { return x.a == y.a && x.b == y.b; }
+static bool veq(val_t x, val_t y)
+{
+    return x.a == y.a && x.b == y.b;
+}
 
 static long double pow2neg(int e)
 {
     long double f = 1;
-    while (e-- > 0)
-        f /= 2;
+    while (e-- > 0) f /= 2;
     return f;
 }
 
@@ -97,13 +117,12 @@ static long double pow2neg(int e)
  * is the initial value.  All exactly representable in the type. */
 static val_t value(const struct vtype *t, int origin, int iter, int which)
 {
-    val_t v = { 0, 0 };
-    long k = (long)iter + 2;             /* >= 1 */
+    val_t v = {0, 0};
+    long k = (long)iter + 2; /* >= 1 */
     switch (t->kind) {
     case V_LONG:
         /* high bits vary too; v2 is negative */
-        v.a = (long double)(which == 1 ? k * 0x10001000001L + origin
-                                       : -(k * 0x3000000003L) - origin);
+        v.a = (long double)(which == 1 ? k * 0x10001000001L + origin : -(k * 0x3000000003L) - origin);
         break;
     case V_LDOUBLE:
         /* needs 64 mantissa bits: not representable as a double */
@@ -129,8 +148,7 @@ static void vfmt(const struct vtype *t, val_t v, char *buf, size_t len)
         snprintf(buf, len, "%.21Lg", v.a);
 }
 
-static void test_order(const struct ctx *c, MPI_Win win, unsigned char *base,
-                       const struct vtype *t, int slot)
+static void test_order(const struct ctx *c, MPI_Win win, unsigned char *base, const struct vtype *t, int slot)
 {
     MPI_Aint disp = (MPI_Aint)slot * 32;
     unsigned char b1[32], b2[32], fprev[32], f1[32];
@@ -153,25 +171,23 @@ static void test_order(const struct ctx *c, MPI_Win win, unsigned char *base,
         int lock = it % 2 ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
         int rc[6];
         rc[0] = MPI_Win_lock(lock, c->right, 0, win);
-        rc[1] = MPI_Get_accumulate(b1, 1, t->dt, fprev, 1, t->dt, c->right, disp,
-                                   1, t->dt, MPI_NO_OP, win);
-        rc[2] = MPI_Accumulate(b1, 1, t->dt, c->right, disp, 1, t->dt,
-                               MPI_REPLACE, win);
-        rc[3] = MPI_Get_accumulate(b2, 1, t->dt, f1, 1, t->dt, c->right, disp, 1,
-                                   t->dt, MPI_NO_OP, win);
-        rc[4] = MPI_Accumulate(b2, 1, t->dt, c->right, disp, 1, t->dt,
-                               MPI_REPLACE, win);
+        rc[1] = MPI_Get_accumulate(b1, 1, t->dt, fprev, 1, t->dt, c->right, disp, 1, t->dt, MPI_NO_OP, win);
+        rc[2] = MPI_Accumulate(b1, 1, t->dt, c->right, disp, 1, t->dt, MPI_REPLACE, win);
+        rc[3] = MPI_Get_accumulate(b2, 1, t->dt, f1, 1, t->dt, c->right, disp, 1, t->dt, MPI_NO_OP, win);
+        rc[4] = MPI_Accumulate(b2, 1, t->dt, c->right, disp, 1, t->dt, MPI_REPLACE, win);
         rc[5] = MPI_Win_unlock(c->right, win);
         for (int j = 0; j < 6; j++)
             if (rc[j] != MPI_SUCCESS && bad_rc++ < 3)
-                CHECK(false, "%s iteration %d: call %d of lock/get_acc/acc/"
-                      "get_acc/acc/unlock failed (class %d)", t->name, it, j,
-                      check_error_class(rc[j]));
+                CHECK(false,
+                      "%s iteration %d: call %d of lock/get_acc/acc/"
+                      "get_acc/acc/unlock failed (class %d)",
+                      t->name, it, j, check_error_class(rc[j]));
         val_t got = load(t, fprev);
         if (!veq(got, prev) && bad_prev++ < 3) {
             vfmt(t, got, s1, sizeof s1);
             vfmt(t, prev, s2, sizeof s2);
-            CHECK(false, "%s iteration %d: NO_OP fetch at the start of the "
+            CHECK(false,
+                  "%s iteration %d: NO_OP fetch at the start of the "
                   "epoch saw %s, expected the previous epoch's last value %s",
                   t->name, it, s1, s2);
         }
@@ -179,15 +195,18 @@ static void test_order(const struct ctx *c, MPI_Win win, unsigned char *base,
         if (!veq(got, v1) && bad_v1++ < 3) {
             vfmt(t, got, s1, sizeof s1);
             vfmt(t, v1, s2, sizeof s2);
-            CHECK(false, "%s iteration %d: NO_OP fetch between REPLACE v1 and "
-                  "REPLACE v2 saw %s, expected v1 = %s", t->name, it, s1, s2);
+            CHECK(false,
+                  "%s iteration %d: NO_OP fetch between REPLACE v1 and "
+                  "REPLACE v2 saw %s, expected v1 = %s",
+                  t->name, it, s1, s2);
         }
     }
     CHECK(bad_rc == 0, "%s: %d calls failed", t->name, bad_rc);
-    CHECK(bad_prev == 0, "%s: %d of %d epochs began with a stale value",
-          t->name, bad_prev, ITERS);
-    CHECK(bad_v1 == 0, "%s: %d of %d NO_OP fetches did not see v1 "
-          "(read-after-write order broken)", t->name, bad_v1, ITERS);
+    CHECK(bad_prev == 0, "%s: %d of %d epochs began with a stale value", t->name, bad_prev, ITERS);
+    CHECK(bad_v1 == 0,
+          "%s: %d of %d NO_OP fetches did not see v1 "
+          "(read-after-write order broken)",
+          t->name, bad_v1, ITERS);
     MPI_Barrier(MPI_COMM_WORLD);
 
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, c->rank, 0, win));
@@ -195,48 +214,47 @@ static void test_order(const struct ctx *c, MPI_Win win, unsigned char *base,
     CHECK_MPI(MPI_Win_unlock(c->rank, win));
     vfmt(t, got, s1, sizeof s1);
     vfmt(t, want, s2, sizeof s2);
-    CHECK(veq(got, want), "%s: rank %d holds %s after origin %d's last epoch, "
-          "expected its final REPLACE v2 = %s", t->name, c->rank, s1, c->left, s2);
+    CHECK(veq(got, want),
+          "%s: rank %d holds %s after origin %d's last epoch, "
+          "expected its final REPLACE v2 = %s",
+          t->name, c->rank, s1, c->left, s2);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void test_none(const struct ctx *c, MPI_Win win, unsigned char *base,
-                      const struct vtype *t)
+static void test_none(const struct ctx *c, MPI_Win win, unsigned char *base, const struct vtype *t)
 {
     unsigned char *ops = malloc((size_t)NONE_OPS * t->size);
     for (int i = 0; i < NONE_OPS; i++) {
         long double add = (i % 7) + 1 + c->rank % 2;
-        store(t, ops + (size_t)i * t->size, (val_t){ add, 0 });
+        store(t, ops + (size_t)i * t->size, (val_t){add, 0});
     }
     long double total = 0;
     for (int r = 0; r < c->n; r++)
-        for (int i = 0; i < NONE_OPS; i++)
-            total += (i % 7) + 1 + r % 2;
+        for (int i = 0; i < NONE_OPS; i++) total += (i % 7) + 1 + r % 2;
 
     if (c->rank == 0) {
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
-        store(t, base, (val_t){ 0, 0 });
+        store(t, base, (val_t){0, 0});
         CHECK_MPI(MPI_Win_unlock(0, win));
     }
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_MPI(MPI_Win_lock_all(0, win));
     int bad = 0;
     for (int i = 0; i < NONE_OPS; i++)
-        if (MPI_Accumulate(ops + (size_t)i * t->size, 1, t->dt, 0, 0, 1, t->dt,
-                           MPI_SUM, win) != MPI_SUCCESS)
+        if (MPI_Accumulate(ops + (size_t)i * t->size, 1, t->dt, 0, 0, 1, t->dt, MPI_SUM, win) != MPI_SUCCESS)
             bad++;
     CHECK_MPI(MPI_Win_flush(0, win));
     CHECK_MPI(MPI_Win_unlock_all(win));
-    CHECK(bad == 0, "accumulate_ordering=none %s: %d of %d accumulates failed",
-          t->name, bad, NONE_OPS);
+    CHECK(bad == 0, "accumulate_ordering=none %s: %d of %d accumulates failed", t->name, bad, NONE_OPS);
     MPI_Barrier(MPI_COMM_WORLD);
     if (c->rank == 0) {
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
         val_t got = load(t, base);
         CHECK_MPI(MPI_Win_unlock(0, win));
-        CHECK(got.a == total, "accumulate_ordering=none %s: sum of %d x %d "
-              "accumulates is %.21Lg, expected %.21Lg", t->name, c->n, NONE_OPS,
-              got.a, total);
+        CHECK(got.a == total,
+              "accumulate_ordering=none %s: sum of %d x %d "
+              "accumulates is %.21Lg, expected %.21Lg",
+              t->name, c->n, NONE_OPS, got.a, total);
     }
     free(ops);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -249,8 +267,7 @@ static bool reported_ordering(MPI_Win win, char *buf, int len)
     MPI_Info info = MPI_INFO_NULL;
     int flag = 0;
     buf[0] = '\0';
-    if (!CHECK_MPI(MPI_Win_get_info(win, &info)))
-        return false;
+    if (!CHECK_MPI(MPI_Win_get_info(win, &info))) return false;
     MPI_Info_get(info, "accumulate_ordering", len - 1, buf, &flag);
     MPI_Info_free(&info);
     return flag != 0;
@@ -265,10 +282,11 @@ static MPI_Win make_window(const char *ordering, unsigned char **base)
         MPI_Info_set(info, "accumulate_ordering", ordering);
     }
     int rc = MPI_Win_allocate(256, 1, info, MPI_COMM_WORLD, base, &win);
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
-    if (!CHECK(rc == MPI_SUCCESS, "MPI_Win_allocate(accumulate_ordering=%s) "
-               "failed", ordering ? ordering : "default"))
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    if (!CHECK(rc == MPI_SUCCESS,
+               "MPI_Win_allocate(accumulate_ordering=%s) "
+               "failed",
+               ordering ? ordering : "default"))
         return MPI_WIN_NULL;
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     return win;
@@ -292,11 +310,9 @@ int main(int argc, char **argv)
     if (win != MPI_WIN_NULL) {
         bool have = reported_ordering(win, buf, sizeof buf);
         if (c.rank == 0)
-            printf("default window: accumulate_ordering %s%s%s\n",
-                   have ? "= \"" : "not reported", have ? buf : "",
-                   have ? "\"" : "");
-        for (int i = 0; i < 3; i++)
-            test_order(&c, win, base, &vtypes[i], i);
+            printf("default window: accumulate_ordering %s%s%s\n", have ? "= \"" : "not reported",
+                   have ? buf : "", have ? "\"" : "");
+        for (int i = 0; i < 3; i++) test_order(&c, win, base, &vtypes[i], i);
         CHECK_MPI(MPI_Win_free(&win));
     }
 
@@ -305,8 +321,8 @@ int main(int argc, char **argv)
     if (win != MPI_WIN_NULL) {
         bool have = reported_ordering(win, buf, sizeof buf);
         if (c.rank == 0)
-            printf("window created with accumulate_ordering=none reports %s%s%s\n",
-                   have ? "\"" : "no value", have ? buf : "", have ? "\"" : "");
+            printf("window created with accumulate_ordering=none reports %s%s%s\n", have ? "\"" : "no value",
+                   have ? buf : "", have ? "\"" : "");
         test_none(&c, win, base, &vtypes[0]);
         test_none(&c, win, base, &vtypes[1]);
         CHECK_MPI(MPI_Win_free(&win));
@@ -319,11 +335,13 @@ int main(int argc, char **argv)
         if (c.rank == 0)
             printf("window created with accumulate_ordering=rar,waw reports %s%s%s\n",
                    have ? "\"" : "no value", have ? buf : "", have ? "\"" : "");
-        if (CHECK(have, "MPI_Win_get_info has no accumulate_ordering key for a "
+        if (CHECK(have,
+                  "MPI_Win_get_info has no accumulate_ordering key for a "
                   "window created with accumulate_ordering=rar,waw"))
             CHECK(strstr(buf, "rar") && strstr(buf, "waw"),
                   "MPI_Win_get_info reports accumulate_ordering=\"%s\" for a "
-                  "window created with rar,waw", buf);
+                  "window created with rar,waw",
+                  buf);
         CHECK_MPI(MPI_Win_free(&win));
     }
     return check_finish();

@@ -39,8 +39,7 @@ static inline int check_world_rank(void)
 }
 
 /* Counts one check; on failure prints "FAIL rank R file:line: details". */
-static inline bool check_vrecord(bool ok, const char *file, int line,
-                                 const char *fmt, va_list ap)
+static inline bool check_vrecord(bool ok, const char *file, int line, const char *fmt, va_list ap)
 {
     check_progress_count++;
     if (ok) {
@@ -52,16 +51,14 @@ static inline bool check_vrecord(bool ok, const char *file, int line,
         vsnprintf(msg, sizeof msg, fmt, ap);
         printf("FAIL rank %d %s:%d: %s\n", check_world_rank(), file, line, msg);
     } else if (check_nfailed == CHECK_MAX_REPORTS) {
-        printf("FAIL rank %d: further failure lines suppressed\n",
-               check_world_rank());
+        printf("FAIL rank %d: further failure lines suppressed\n", check_world_rank());
     }
     fflush(stdout);
     check_nfailed++;
     return false;
 }
 
-static inline bool check_record(bool ok, const char *file, int line,
-                                const char *fmt, ...)
+static inline bool check_record(bool ok, const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -98,22 +95,19 @@ static inline const char *check_class_name(int cls)
 static inline int check_error_class(int rc)
 {
     int cls = rc;
-    if (rc != MPI_SUCCESS && MPI_Error_class(rc, &cls) != MPI_SUCCESS)
-        cls = -1;
+    if (rc != MPI_SUCCESS && MPI_Error_class(rc, &cls) != MPI_SUCCESS) cls = -1;
     return cls;
 }
 
-static inline bool check_rc_at(int rc, const char *what, const char *file,
-                               int line)
+static inline bool check_rc_at(int rc, const char *what, const char *file, int line)
 {
-    if (rc == MPI_SUCCESS)
-        return check_record(true, file, line, "%s", what);
+    if (rc == MPI_SUCCESS) return check_record(true, file, line, "%s", what);
     char msg[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     MPI_Error_string(rc, msg, &len);
     int cls = check_error_class(rc);
-    return check_record(false, file, line, "%s returned %d (%s, class %s)",
-                        what, rc, msg, check_class_name(cls));
+    return check_record(false, file, line, "%s returned %d (%s, class %s)", what, rc, msg,
+                        check_class_name(cls));
 }
 
 /* CHECK_MPI(MPI_Xxx(...)): the call must return MPI_SUCCESS.  Only
@@ -150,7 +144,8 @@ static inline void check_write_int(long v)
     int i = (int)sizeof buf;
     bool neg = v < 0;
     unsigned long u = neg ? 0ul - (unsigned long)v : (unsigned long)v;
-    do buf[--i] = (char)('0' + u % 10); while ((u /= 10) && i > 1);
+    do buf[--i] = (char)('0' + u % 10);
+    while ((u /= 10) && i > 1);
     if (neg) buf[--i] = '-';
     ssize_t unused = write(2, buf + i, sizeof buf - (size_t)i);
     (void)unused;
@@ -213,8 +208,8 @@ static inline void check_watchdog(unsigned seconds)
  * finalizes MPI.  Returns the exit status for main(). */
 static inline int check_finish(void)
 {
-    long local[2] = { check_npassed, check_nfailed };
-    long total[2] = { 0, 0 };
+    long local[2] = {check_npassed, check_nfailed};
+    long total[2] = {0, 0};
     check_where("check_finish");
     MPI_Reduce(local, total, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (check_world_rank() == 0) {
@@ -235,11 +230,10 @@ static inline int check_finish(void)
  * 256-byte page always differ and pages differ from each other, so
  * shifted, truncated, stale or misdirected data is detected.
  */
-static inline uint32_t pattern_seed(uint32_t a, uint32_t b, uint32_t c,
-                                    uint32_t d)
+static inline uint32_t pattern_seed(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
 {
     uint32_t h = 0x9e3779b9u;
-    const uint32_t v[4] = { a, b, c, d };
+    const uint32_t v[4] = {a, b, c, d};
     for (int i = 0; i < 4; i++) {
         h ^= v[i] + 0x7f4a7c15u + (h << 6) + (h >> 2);
         h ^= h >> 16;
@@ -251,8 +245,8 @@ static inline uint32_t pattern_seed(uint32_t a, uint32_t b, uint32_t c,
 
 static inline unsigned char pattern_byte(uint32_t seed, size_t i)
 {
-    uint32_t step = (seed >> 8) | 1u;           /* odd: neighbours differ */
-    uint32_t page = (seed >> 16) | 1u;          /* breaks period 256 */
+    uint32_t step = (seed >> 8) | 1u;  /* odd: neighbours differ */
+    uint32_t page = (seed >> 16) | 1u; /* breaks period 256 */
     return (unsigned char)(seed + (uint32_t)i * step + (uint32_t)(i >> 8) * page);
 }
 
@@ -264,33 +258,28 @@ static inline void pattern_fill(unsigned char *buf, size_t len, uint32_t seed)
     for (size_t start = 0; start < len; start += 256) {
         uint32_t v = (uint32_t)pattern_byte(seed, start);
         size_t end = len - start < 256 ? len : start + 256;
-        for (size_t i = start; i < end; i++, v += step)
-            buf[i] = (unsigned char)v;
+        for (size_t i = start; i < end; i++, v += step) buf[i] = (unsigned char)v;
     }
 }
 
 /* Index of the first byte differing from the pattern, or len if none. */
-static inline size_t pattern_mismatch(const unsigned char *buf, size_t len,
-                                      uint32_t seed)
+static inline size_t pattern_mismatch(const unsigned char *buf, size_t len, uint32_t seed)
 {
     uint32_t step = (seed >> 8) | 1u;
     for (size_t start = 0; start < len; start += 256) {
         uint32_t v = (uint32_t)pattern_byte(seed, start);
         size_t end = len - start < 256 ? len : start + 256;
         for (size_t i = start; i < end; i++, v += step)
-            if (buf[i] != (unsigned char)v)
-                return i;
+            if (buf[i] != (unsigned char)v) return i;
     }
     return len;
 }
 
 /* Index of the first byte differing from `value`, or len if none. */
-static inline size_t fill_mismatch(const unsigned char *buf, size_t len,
-                                   unsigned char value)
+static inline size_t fill_mismatch(const unsigned char *buf, size_t len, unsigned char value)
 {
     for (size_t i = 0; i < len; i++)
-        if (buf[i] != value)
-            return i;
+        if (buf[i] != value) return i;
     return len;
 }
 

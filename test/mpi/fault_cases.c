@@ -120,7 +120,8 @@ static void stale_key(int rank)
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 1) MPI_Win_detach(win, good);
     int frc = MPI_Win_free(&win);
-    printf("fault_cases: rank %d: MPI_Win_free afterwards: %s\n", rank, check_class_name(check_error_class(frc)));
+    printf("fault_cases: rank %d: MPI_Win_free afterwards: %s\n", rank,
+           check_class_name(check_error_class(frc)));
     free(good);
 }
 
@@ -131,12 +132,12 @@ static void flood(int rank, long n)
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "accumulate_ordering", "none");
-    MPI_Win_allocate((MPI_Aint) (n + 1) * (MPI_Aint) sizeof(long), sizeof(long), info, MPI_COMM_WORLD,
-                     &mem, &win);
+    MPI_Win_allocate((MPI_Aint)(n + 1) * (MPI_Aint)sizeof(long), sizeof(long), info, MPI_COMM_WORLD, &mem,
+                     &win);
     MPI_Info_free(&info);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     for (long i = 0; i <= n; i++) mem[i] = -1;
-    long *src = malloc((size_t) n * sizeof *src);
+    long *src = malloc((size_t)n * sizeof *src);
     for (long i = 0; i < n; i++) src[i] = i;
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {

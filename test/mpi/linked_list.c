@@ -28,9 +28,18 @@
 /* A pointer into the list: (owner rank + 1) << 32 | element index; 0 is nil. */
 typedef int64_t llptr;
 #define NIL ((llptr)0)
-static llptr make_ptr(int rank, int idx) { return ((int64_t)(rank + 1) << 32) | (uint32_t)idx; }
-static int ptr_rank(llptr p) { return (int)(p >> 32) - 1; }
-static int ptr_idx(llptr p) { return (int)(uint32_t)p; }
+static llptr make_ptr(int rank, int idx)
+{
+    return ((int64_t)(rank + 1) << 32) | (uint32_t)idx;
+}
+static int ptr_rank(llptr p)
+{
+    return (int)(p >> 32) - 1;
+}
+static int ptr_idx(llptr p)
+{
+    return (int)(uint32_t)p;
+}
 
 typedef struct {
     int64_t value; /* rank * ELEMS + index, +1 so no element is 0 */
@@ -39,8 +48,8 @@ typedef struct {
 
 static int rank, nranks, nelems;
 static MPI_Win win;
-static elem **mine;          /* this rank's elements, attached one by one */
-static MPI_Aint *elem_addr;  /* [rank * nelems + idx]: every element's address */
+static elem **mine;         /* this rank's elements, attached one by one */
+static MPI_Aint *elem_addr; /* [rank * nelems + idx]: every element's address */
 
 static MPI_Aint next_disp(llptr p)
 {
@@ -147,12 +156,12 @@ int main(int argc, char **argv)
             const int owner = ptr_rank(p);
             CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, owner, 0, win));
             CHECK_MPI(MPI_Get(&e, sizeof e, MPI_BYTE, owner,
-                              elem_addr[(size_t)owner * (size_t)nelems + (size_t)ptr_idx(p)],
-                              sizeof e, MPI_BYTE, win));
+                              elem_addr[(size_t)owner * (size_t)nelems + (size_t)ptr_idx(p)], sizeof e,
+                              MPI_BYTE, win));
             CHECK_MPI(MPI_Win_unlock(owner, win));
             const int64_t expect = (int64_t)owner * nelems + ptr_idx(p) + 1;
-            if (CHECK(e.value == expect, "element (%d, %d) holds %lld, expected %lld", owner,
-                      ptr_idx(p), (long long)e.value, (long long)expect) &&
+            if (CHECK(e.value == expect, "element (%d, %d) holds %lld, expected %lld", owner, ptr_idx(p),
+                      (long long)e.value, (long long)expect) &&
                 CHECK(!seen[expect - 1], "element (%d, %d) is in the list twice", owner, ptr_idx(p)))
                 seen[expect - 1] = 1;
             ++length;
@@ -169,8 +178,8 @@ int main(int argc, char **argv)
     MPI_Reduce(&lost, &all_lost, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&polls, &all_polls, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("linked_list: %d processes x %d elements in %.4f s (%ld lost races, %ld polls)\n",
-               nranks, nelems, slowest, all_lost, all_polls);
+        printf("linked_list: %d processes x %d elements in %.4f s (%ld lost races, %ld polls)\n", nranks,
+               nelems, slowest, all_lost, all_polls);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i <= nelems; i++) {
         MPI_Win_detach(win, mine[i]);

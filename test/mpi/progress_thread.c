@@ -30,8 +30,8 @@ int main(int argc, char **argv)
     long *mem;
     MPI_Win win;
     /* A slot per origin, then a counter everyone adds to. */
-    MPI_Win_allocate((MPI_Aint) ((size + 1) * sizeof(long)), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
-                     &mem, &win);
+    MPI_Win_allocate((MPI_Aint)((size + 1) * sizeof(long)), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                     &win);
     for (int i = 0; i < size; i++) mem[i] = -1;
     mem[size] = 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -58,10 +58,12 @@ int main(int argc, char **argv)
         CHECK(old >= 1 && old < 2 * size, "fetch-and-add fetched %ld", old);
         CHECK(seen == v, "compare-and-swap found %ld, expected %ld", seen, v);
         if (expect_fast)
-            CHECK(epoch < busy / 2, "lock/put/get/unlock took %.3f s while the target computed %.1f s",
-                  epoch, busy);
+            CHECK(epoch < busy / 2, "lock/put/get/unlock took %.3f s while the target computed %.1f s", epoch,
+                  busy);
         printf("rank %d: epoch on a computing target took %.6f s (%s)\n", rank, epoch,
-               direct ? "on-node, direct" : expect_fast ? "progress thread" : "no progress thread");
+               direct        ? "on-node, direct"
+               : expect_fast ? "progress thread"
+                             : "no progress thread");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (0 == rank) {

@@ -30,11 +30,13 @@ static inline uint64_t rr_splitmix(uint64_t *x)
 static inline void rr_seed(rr_rng *r, uint64_t a, uint64_t b)
 {
     uint64_t x = a * 0x9e3779b97f4a7c15ull + b * 0xd1b54a32d192ed03ull + 1;
-    for (int i = 0; i < 4; i++)
-        r->s[i] = rr_splitmix(&x);
+    for (int i = 0; i < 4; i++) r->s[i] = rr_splitmix(&x);
 }
 
-static inline uint64_t rr_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t rr_rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
 
 static inline uint64_t rr_next(rr_rng *r)
 {
@@ -51,16 +53,25 @@ static inline uint64_t rr_next(rr_rng *r)
 }
 
 /* Uniform in [0, n) (n == 0 gives 0); the modulo bias is irrelevant here. */
-static inline long rr_below(rr_rng *r, long n) { return n <= 0 ? 0 : (long) (rr_next(r) % (uint64_t) n); }
-static inline long rr_range(rr_rng *r, long lo, long hi) { return lo + rr_below(r, hi - lo + 1); }
-static inline bool rr_pct(rr_rng *r, int percent) { return rr_below(r, 100) < percent; }
+static inline long rr_below(rr_rng *r, long n)
+{
+    return n <= 0 ? 0 : (long)(rr_next(r) % (uint64_t)n);
+}
+static inline long rr_range(rr_rng *r, long lo, long hi)
+{
+    return lo + rr_below(r, hi - lo + 1);
+}
+static inline bool rr_pct(rr_rng *r, int percent)
+{
+    return rr_below(r, 100) < percent;
+}
 
 /* ---- basic element types ---- */
 enum { BT_SHORT, BT_INT, BT_LONG, BT_ULONG, BT_DOUBLE, BT_BYTE, BT_N };
 
-static const char *const bt_name[BT_N] = { "short", "int", "long", "unsigned long", "double", "byte" };
-static const int bt_size[BT_N] = { sizeof(short), sizeof(int), sizeof(long), sizeof(unsigned long),
-                                   sizeof(double), 1 };
+static const char *const bt_name[BT_N] = {"short", "int", "long", "unsigned long", "double", "byte"};
+static const int bt_size[BT_N] = {sizeof(short),         sizeof(int),    sizeof(long),
+                                  sizeof(unsigned long), sizeof(double), 1};
 
 static inline MPI_Datatype bt_mpi(int bt)
 {
@@ -74,12 +85,16 @@ static inline MPI_Datatype bt_mpi(int bt)
     }
 }
 
-static inline bool bt_integer(int bt) { return bt <= BT_ULONG; }
+static inline bool bt_integer(int bt)
+{
+    return bt <= BT_ULONG;
+}
 
 /* ---- reduction operations ---- */
 enum { OP_SUM, OP_MAX, OP_MIN, OP_BOR, OP_BXOR, OP_BAND, OP_REPLACE, OP_NO_OP, OP_CAS, OP_N };
 
-static const char *const op_name[OP_N] = { "SUM", "MAX", "MIN", "BOR", "BXOR", "BAND", "REPLACE", "NO_OP", "CAS" };
+static const char *const op_name[OP_N] = {"SUM",  "MAX",     "MIN",   "BOR", "BXOR",
+                                          "BAND", "REPLACE", "NO_OP", "CAS"};
 
 static inline MPI_Op op_mpi(int op)
 {
@@ -97,22 +112,22 @@ static inline MPI_Op op_mpi(int op)
 
 /* Integer arithmetic goes through the unsigned type so wrap-around is defined here and
  * matches what the target computes on two's-complement machines. */
-#define RR_INT_APPLY(T, UT, dst, src, op)                                       \
-    do {                                                                        \
-        T a_, b_;                                                               \
-        memcpy(&a_, dst, sizeof a_);                                            \
-        memcpy(&b_, src, sizeof b_);                                            \
-        switch (op) {                                                           \
-        case OP_SUM: a_ = (T) (UT) ((UT) a_ + (UT) b_); break;                  \
-        case OP_MAX: a_ = a_ > b_ ? a_ : b_; break;                             \
-        case OP_MIN: a_ = a_ < b_ ? a_ : b_; break;                             \
-        case OP_BOR: a_ = (T) (a_ | b_); break;                                 \
-        case OP_BXOR: a_ = (T) (a_ ^ b_); break;                                \
-        case OP_BAND: a_ = (T) (a_ & b_); break;                                \
-        case OP_REPLACE: a_ = b_; break;                                        \
-        default: break;                                                         \
-        }                                                                       \
-        memcpy(dst, &a_, sizeof a_);                                            \
+#define RR_INT_APPLY(T, UT, dst, src, op)                  \
+    do {                                                   \
+        T a_, b_;                                          \
+        memcpy(&a_, dst, sizeof a_);                       \
+        memcpy(&b_, src, sizeof b_);                       \
+        switch (op) {                                      \
+        case OP_SUM: a_ = (T)(UT)((UT)a_ + (UT)b_); break; \
+        case OP_MAX: a_ = a_ > b_ ? a_ : b_; break;        \
+        case OP_MIN: a_ = a_ < b_ ? a_ : b_; break;        \
+        case OP_BOR: a_ = (T)(a_ | b_); break;             \
+        case OP_BXOR: a_ = (T)(a_ ^ b_); break;            \
+        case OP_BAND: a_ = (T)(a_ & b_); break;            \
+        case OP_REPLACE: a_ = b_; break;                   \
+        default: break;                                    \
+        }                                                  \
+        memcpy(dst, &a_, sizeof a_);                       \
     } while (0)
 
 /* dst = dst (op) src for one element of type bt. */
@@ -127,10 +142,14 @@ static inline void elem_apply(int bt, int op, unsigned char *dst, const unsigned
         double a, b;
         memcpy(&a, dst, sizeof a);
         memcpy(&b, src, sizeof b);
-        if (op == OP_SUM) a = a + b;
-        else if (op == OP_MAX) a = a > b ? a : b;
-        else if (op == OP_MIN) a = a < b ? a : b;
-        else if (op == OP_REPLACE) a = b;
+        if (op == OP_SUM)
+            a = a + b;
+        else if (op == OP_MAX)
+            a = a > b ? a : b;
+        else if (op == OP_MIN)
+            a = a < b ? a : b;
+        else if (op == OP_REPLACE)
+            a = b;
         memcpy(dst, &a, sizeof a);
         break;
     }
@@ -144,11 +163,36 @@ static inline void elem_apply(int bt, int op, unsigned char *dst, const unsigned
 static inline void elem_str(int bt, const unsigned char *p, char *buf, size_t len)
 {
     switch (bt) {
-    case BT_SHORT: { short v; memcpy(&v, p, sizeof v); snprintf(buf, len, "%d", v); break; }
-    case BT_INT: { int v; memcpy(&v, p, sizeof v); snprintf(buf, len, "%d", v); break; }
-    case BT_LONG: { long v; memcpy(&v, p, sizeof v); snprintf(buf, len, "%ld", v); break; }
-    case BT_ULONG: { unsigned long v; memcpy(&v, p, sizeof v); snprintf(buf, len, "%lu", v); break; }
-    case BT_DOUBLE: { double v; memcpy(&v, p, sizeof v); snprintf(buf, len, "%.17g", v); break; }
+    case BT_SHORT: {
+        short v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, len, "%d", v);
+        break;
+    }
+    case BT_INT: {
+        int v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, len, "%d", v);
+        break;
+    }
+    case BT_LONG: {
+        long v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, len, "%ld", v);
+        break;
+    }
+    case BT_ULONG: {
+        unsigned long v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, len, "%lu", v);
+        break;
+    }
+    case BT_DOUBLE: {
+        double v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, len, "%.17g", v);
+        break;
+    }
     default: snprintf(buf, len, "0x%02x", p[0]); break;
     }
 }
@@ -168,42 +212,43 @@ enum { V_ANY, V_SMALL, V_POS, V_WIDE };
 static inline void gen_value(rr_rng *r, int bt, int kind, unsigned char *out)
 {
     uint64_t x = rr_next(r);
-    long small = (long) (x % 1000) - 499;            /* [-499, 500] */
+    long small = (long)(x % 1000) - 499; /* [-499, 500] */
     if (small == 0) small = 500;
-    long pos = (long) (x % 50) + 1;                  /* [1, 50] */
-    long wide = (long) (x >> 20) - (long) (1l << 42); /* about +-2^42, integral */
+    long pos = (long)(x % 50) + 1;                  /* [1, 50] */
+    long wide = (long)(x >> 20) - (long)(1l << 42); /* about +-2^42, integral */
     if (wide == 0) wide = 1;
     switch (bt) {
     case BT_SHORT: {
-        short v = kind == V_SMALL ? (short) small : kind == V_POS ? (short) pos : (short) x;
+        short v = kind == V_SMALL ? (short)small : kind == V_POS ? (short)pos : (short)x;
         memcpy(out, &v, sizeof v);
         break;
     }
     case BT_INT: {
-        int v = kind == V_SMALL ? (int) small : kind == V_POS ? (int) pos : (int) (uint32_t) x;
+        int v = kind == V_SMALL ? (int)small : kind == V_POS ? (int)pos : (int)(uint32_t)x;
         memcpy(out, &v, sizeof v);
         break;
     }
     case BT_LONG: {
-        long v = kind == V_SMALL ? small : kind == V_POS ? pos : (long) x;
+        long v = kind == V_SMALL ? small : kind == V_POS ? pos : (long)x;
         memcpy(out, &v, sizeof v);
         break;
     }
     case BT_ULONG: {
-        unsigned long v = kind == V_SMALL ? (unsigned long) (small < 0 ? -small : small)
-                        : kind == V_POS ? (unsigned long) pos : (unsigned long) x;
+        unsigned long v = kind == V_SMALL ? (unsigned long)(small < 0 ? -small : small)
+                          : kind == V_POS ? (unsigned long)pos
+                                          : (unsigned long)x;
         memcpy(out, &v, sizeof v);
         break;
     }
     case BT_DOUBLE: {
-        double v = kind == V_SMALL ? (double) small : kind == V_POS ? (double) pos
-                 : kind == V_WIDE ? (double) wide : (double) ((long) (x >> 34) - (1l << 29));
+        double v = kind == V_SMALL  ? (double)small
+                   : kind == V_POS  ? (double)pos
+                   : kind == V_WIDE ? (double)wide
+                                    : (double)((long)(x >> 34) - (1l << 29));
         memcpy(out, &v, sizeof v);
         break;
     }
-    default:
-        *out = (unsigned char) x;
-        break;
+    default: *out = (unsigned char)x; break;
     }
 }
 
@@ -211,17 +256,16 @@ static inline void gen_value(rr_rng *r, int bt, int kind, unsigned char *out)
  * nonzero even mask (distinct tags give distinct masks).  For doubles, start + tag. */
 static inline void gen_distinct(int bt, const unsigned char *start, long tag, unsigned char *out)
 {
-    memcpy(out, start, (size_t) bt_size[bt]);
+    memcpy(out, start, (size_t)bt_size[bt]);
     if (bt == BT_DOUBLE) {
         double d;
         memcpy(&d, start, sizeof d);
-        d += (double) tag;
+        d += (double)tag;
         memcpy(out, &d, sizeof d);
         return;
     }
-    uint64_t mask = (uint64_t) tag << 1;
-    for (int i = 0; i < bt_size[bt]; i++)
-        out[i] ^= (unsigned char) (mask >> (8 * i));
+    uint64_t mask = (uint64_t)tag << 1;
+    for (int i = 0; i < bt_size[bt]; i++) out[i] ^= (unsigned char)(mask >> (8 * i));
 }
 
 #endif /* RMA_RANDOM_UTIL_H */

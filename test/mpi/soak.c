@@ -47,13 +47,12 @@
  * 40,000 windows exceeds 16 MiB. */
 #define DEFAULT_RSS_MIB 16
 #define WIN_MIN_BYTES 4096
-#define RAND_SLOTS 32   /* uint64 elements each origin owns at each target (random RMA) */
-#define RAND_OPS 16     /* operations per rank per epoch (random RMA) */
-#define RAND_MAXLEN 4   /* elements per operation at most */
+#define RAND_SLOTS 32 /* uint64 elements each origin owns at each target (random RMA) */
+#define RAND_OPS 16   /* operations per rank per epoch (random RMA) */
+#define RAND_MAXLEN 4 /* elements per operation at most */
 
 enum { FL_CREATE, FL_ALLOCATE, FL_SHARED, FL_DYNAMIC, FL_N };
-static const char *const fl_name[FL_N] = { "create", "allocate", "allocate_shared",
-                                           "create_dynamic" };
+static const char *const fl_name[FL_N] = {"create", "allocate", "allocate_shared", "create_dynamic"};
 
 static int rank, np;
 static MPI_Comm comm;      /* MPI_COMM_WORLD's duplicate, errors returned */
@@ -88,7 +87,7 @@ typedef struct {
 } sample;
 
 static struct {
-    bool tool, session_ok, ok;  /* MPI_T initialized, session created, both found */
+    bool tool, session_ok, ok; /* MPI_T initialized, session created, both found */
     MPI_T_pvar_session session;
     MPI_T_pvar_handle regions, bytes;
 } pv;
@@ -130,11 +129,10 @@ static bool pvar_open(const char *name, MPI_T_pvar_handle *h)
     int verbosity, var_class, bind, readonly, continuous, atomic;
     MPI_Datatype type;
     MPI_T_enum enumtype;
-    if (MPI_T_pvar_get_info(idx, got, &name_len, &verbosity, &var_class, &type, &enumtype, desc,
-                            &desc_len, &bind, &readonly, &continuous, &atomic) != MPI_SUCCESS)
+    if (MPI_T_pvar_get_info(idx, got, &name_len, &verbosity, &var_class, &type, &enumtype, desc, &desc_len,
+                            &bind, &readonly, &continuous, &atomic) != MPI_SUCCESS)
         return false;
-    if (!CHECK(type == MPI_UNSIGNED_LONG_LONG && readonly && continuous &&
-                   bind == MPI_T_BIND_NO_OBJECT,
+    if (!CHECK(type == MPI_UNSIGNED_LONG_LONG && readonly && continuous && bind == MPI_T_BIND_NO_OBJECT,
                "MPI_T variable %s: not a read-only continuous unsigned long long", name))
         return false;
     return MPI_T_pvar_handle_alloc(pv.session, idx, NULL, h, &count) == MPI_SUCCESS && count == 1;
@@ -161,7 +159,7 @@ static void pvars_fini(void)
 
 static sample take_sample(void)
 {
-    sample s = { rss_kib(), open_fds(), 0, 0 };
+    sample s = {rss_kib(), open_fds(), 0, 0};
     if (pv.ok) {
         MUST(MPI_T_pvar_read(pv.session, pv.regions, &s.regions));
         MUST(MPI_T_pvar_read(pv.session, pv.bytes, &s.bytes));
@@ -172,26 +170,24 @@ static sample take_sample(void)
 static void print_header(void)
 {
     if (rank != 0) return;
-    printf("%-26s %10s %10s %6s %9s %12s\n", "soak: rank 0 at", "per s", "RSS KiB", "fds",
-           "regions", "reg bytes");
+    printf("%-26s %10s %10s %6s %9s %12s\n", "soak: rank 0 at", "per s", "RSS KiB", "fds", "regions",
+           "reg bytes");
 }
 
 static void print_row(const char *label, double x, const sample *s)
 {
     if (rank != 0) return;
-    printf("%-26s %10.0f %10ld %6ld %9llu %12llu\n", label, x, s->rss_kib, s->fds, s->regions,
-           s->bytes);
+    printf("%-26s %10.0f %10ld %6ld %9llu %12llu\n", label, x, s->rss_kib, s->fds, s->regions, s->bytes);
     fflush(stdout);
 }
 
 /* Flatness since base: registrations exactly, descriptors never above. */
 static void check_flat(const char *label, const sample *base, const sample *s)
 {
-    CHECK(s->fds <= base->fds, "%s: %ld open descriptors, %ld after warm-up", label, s->fds,
-          base->fds);
+    CHECK(s->fds <= base->fds, "%s: %ld open descriptors, %ld after warm-up", label, s->fds, base->fds);
     CHECK(s->regions == base->regions && s->bytes == base->bytes,
-          "%s: %llu registrations of %llu bytes, %llu of %llu after warm-up", label, s->regions,
-          s->bytes, base->regions, base->bytes);
+          "%s: %llu registrations of %llu bytes, %llu of %llu after warm-up", label, s->regions, s->bytes,
+          base->regions, base->bytes);
 }
 
 static void check_rss(const char *label, const sample *base, const sample *end, long bound_kib)
@@ -204,14 +200,16 @@ static void check_rss(const char *label, const sample *base, const sample *end, 
 /* Rank 0 prints the largest growth any rank saw between base and end. */
 static void report_growth(const char *label, const sample *base, const sample *end)
 {
-    long long g[4] = { end->rss_kib - base->rss_kib, end->fds - base->fds,
-                       (long long)end->regions - (long long)base->regions,
-                       (long long)end->bytes - (long long)base->bytes };
+    long long g[4] = {end->rss_kib - base->rss_kib, end->fds - base->fds,
+                      (long long)end->regions - (long long)base->regions,
+                      (long long)end->bytes - (long long)base->bytes};
     long long worst[4];
     MPI_Reduce(g, worst, 4, MPI_LONG_LONG, MPI_MAX, 0, comm);
     if (rank == 0) {
-        printf("soak: %s, largest growth on any rank: RSS %+lld KiB, fds %+lld, regions %+lld, "
-               "registered bytes %+lld\n", label, worst[0], worst[1], worst[2], worst[3]);
+        printf(
+            "soak: %s, largest growth on any rank: RSS %+lld KiB, fds %+lld, regions %+lld, "
+            "registered bytes %+lld\n",
+            label, worst[0], worst[1], worst[2], worst[3]);
         fflush(stdout);
     }
 }
@@ -241,12 +239,8 @@ static bool one_window(int flavor, long i, const sample *base, MPI_Aint *addrs)
         mem = calloc(1, bytes);
         rc = MPI_Win_create(mem, (MPI_Aint)bytes, 8, MPI_INFO_NULL, comm, &win);
         break;
-    case FL_ALLOCATE:
-        rc = MPI_Win_allocate((MPI_Aint)bytes, 8, MPI_INFO_NULL, comm, &mem, &win);
-        break;
-    case FL_SHARED:
-        rc = MPI_Win_allocate_shared((MPI_Aint)bytes, 8, MPI_INFO_NULL, comm, &mem, &win);
-        break;
+    case FL_ALLOCATE: rc = MPI_Win_allocate((MPI_Aint)bytes, 8, MPI_INFO_NULL, comm, &mem, &win); break;
+    case FL_SHARED: rc = MPI_Win_allocate_shared((MPI_Aint)bytes, 8, MPI_INFO_NULL, comm, &mem, &win); break;
     default:
         rc = MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &win);
         mem = calloc(1, bytes);
@@ -266,7 +260,7 @@ static bool one_window(int flavor, long i, const sample *base, MPI_Aint *addrs)
     }
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
 
-    MPI_Aint disp = rank;  /* the origin's slot, in units of 8 bytes */
+    MPI_Aint disp = rank; /* the origin's slot, in units of 8 bytes */
     if (flavor == FL_DYNAMIC) {
         MPI_Aint mine;
         MPI_Get_address(mem, &mine);
@@ -276,8 +270,8 @@ static bool one_window(int flavor, long i, const sample *base, MPI_Aint *addrs)
     if (base) {
         sample live = take_sample();
         CHECK(!expect_fabric || live.regions > base->regions,
-              "%s: %llu registrations while a window is alive, %llu without", fl_name[flavor],
-              live.regions, base->regions);
+              "%s: %llu registrations while a window is alive, %llu without", fl_name[flavor], live.regions,
+              base->regions);
     }
 
     const uint64_t val = tag(i, rank);
@@ -286,16 +280,17 @@ static bool one_window(int flavor, long i, const sample *base, MPI_Aint *addrs)
         MUST(MPI_Put(&val, 1, MPI_UINT64_T, right, disp, 1, MPI_UINT64_T, win));
         MUST(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
         EXPECT(mem[left] == tag(i, left),
-               "%s window %ld: slot of rank %d holds %#llx, expected %#llx after the fence",
-               fl_name[flavor], i, left, (unsigned long long)mem[left],
-               (unsigned long long)tag(i, left));
+               "%s window %ld: slot of rank %d holds %#llx, expected %#llx after the fence", fl_name[flavor],
+               i, left, (unsigned long long)mem[left], (unsigned long long)tag(i, left));
         if (flavor == FL_SHARED) {
             MPI_Aint qsize;
             int qdu;
             uint64_t *q = NULL;
             MUST(MPI_Win_shared_query(win, right, &qsize, &qdu, &q));
-            EXPECT(q && q[rank] == val, "allocate_shared window %ld: rank %d's memory through "
-                   "MPI_Win_shared_query does not hold the put", i, right);
+            EXPECT(q && q[rank] == val,
+                   "allocate_shared window %ld: rank %d's memory through "
+                   "MPI_Win_shared_query does not hold the put",
+                   i, right);
         }
     } else {
         uint64_t back = 0;
@@ -305,8 +300,8 @@ static bool one_window(int flavor, long i, const sample *base, MPI_Aint *addrs)
         MUST(MPI_Get(&back, 1, MPI_UINT64_T, right, disp, 1, MPI_UINT64_T, win));
         MUST(MPI_Win_flush(right, win));
         MUST(MPI_Win_unlock_all(win));
-        EXPECT(back == val, "%s window %ld: read back %#llx from rank %d, put %#llx",
-               fl_name[flavor], i, (unsigned long long)back, right, (unsigned long long)val);
+        EXPECT(back == val, "%s window %ld: read back %#llx from rank %d, put %#llx", fl_name[flavor], i,
+               (unsigned long long)back, right, (unsigned long long)val);
         /* Nobody detaches memory another rank may still be reading. */
         if (flavor == FL_DYNAMIC) MPI_Barrier(comm);
     }
@@ -335,8 +330,8 @@ static long run_flavor(int flavor, long n, const sample *base, MPI_Aint *addrs, 
     }
 stop:
     CHECK(done == n && check_nfailed == failed_before,
-          "%s: %ld of %ld windows created, used and freed, %ld failures on this rank",
-          fl_name[flavor], done, n, check_nfailed - failed_before);
+          "%s: %ld of %ld windows created, used and freed, %ld failures on this rank", fl_name[flavor], done,
+          n, check_nfailed - failed_before);
     return done;
 }
 
@@ -353,8 +348,8 @@ static uint64_t rnd(void)
 }
 
 enum { OP_PUT, OP_GET, OP_ACC, OP_GACC, OP_FOP, OP_CAS, OP_N };
-static const char *const op_name[OP_N] = { "put", "get", "accumulate", "get_accumulate",
-                                           "fetch_and_op", "compare_and_swap" };
+static const char *const op_name[OP_N] = {
+    "put", "get", "accumulate", "get_accumulate", "fetch_and_op", "compare_and_swap"};
 
 /* Each target's window: RAND_SLOTS elements per origin, written only by that origin
  * (which therefore knows their values: the model), then one counter that every origin
@@ -363,10 +358,10 @@ typedef struct {
     MPI_Win win;
     uint64_t *mem;
     bool dynamic;
-    MPI_Aint *addrs;     /* dynamic: every rank's attached memory */
-    uint64_t *model;     /* [target][RAND_SLOTS]: this origin's slots everywhere */
-    uint64_t *counts;    /* [target]: counter increments this origin made */
-    unsigned char *use;  /* [target][RAND_SLOTS]: what a fence epoch did to a slot */
+    MPI_Aint *addrs;    /* dynamic: every rank's attached memory */
+    uint64_t *model;    /* [target][RAND_SLOTS]: this origin's slots everywhere */
+    uint64_t *counts;   /* [target]: counter increments this origin made */
+    unsigned char *use; /* [target][RAND_SLOTS]: what a fence epoch did to a slot */
 } rwin;
 
 typedef struct {
@@ -379,7 +374,10 @@ static MPI_Aint elem_disp(const rwin *w, int t, long e)
     return w->dynamic ? MPI_Aint_add(w->addrs[t], e * 8) : e;
 }
 
-static long counter_elem(void) { return (long)np * RAND_SLOTS; }
+static long counter_elem(void)
+{
+    return (long)np * RAND_SLOTS;
+}
 
 static void rwin_create(rwin *w, bool dynamic)
 {
@@ -439,16 +437,14 @@ static void post_op(rwin *w, rop *o)
         MUST(MPI_Put(o->buf, n, MPI_UINT64_T, t, d, n, MPI_UINT64_T, w->win));
         for (int j = 0; j < n; j++) m[j] = o->buf[j];
         break;
-    case OP_GET:
-        MUST(MPI_Get(o->result, n, MPI_UINT64_T, t, d, n, MPI_UINT64_T, w->win));
-        break;
+    case OP_GET: MUST(MPI_Get(o->result, n, MPI_UINT64_T, t, d, n, MPI_UINT64_T, w->win)); break;
     case OP_ACC:
         MUST(MPI_Accumulate(o->buf, n, MPI_UINT64_T, t, d, n, MPI_UINT64_T, MPI_SUM, w->win));
         for (int j = 0; j < n; j++) m[j] += o->buf[j];
         break;
     case OP_GACC:
-        MUST(MPI_Get_accumulate(o->buf, n, MPI_UINT64_T, o->result, n, MPI_UINT64_T, t, d, n,
-                                MPI_UINT64_T, MPI_BXOR, w->win));
+        MUST(MPI_Get_accumulate(o->buf, n, MPI_UINT64_T, o->result, n, MPI_UINT64_T, t, d, n, MPI_UINT64_T,
+                                MPI_BXOR, w->win));
         for (int j = 0; j < n; j++) m[j] ^= o->buf[j];
         break;
     case OP_FOP:
@@ -471,8 +467,9 @@ static void rop_check(const rop *o, const char *epoch)
     for (int j = 0; j < o->len; j++)
         if (!EXPECT(o->result[j] == o->expect[j],
                     "random RMA, %s epoch: %s of %d elements at rank %d slot %d fetched %#llx, "
-                    "expected %#llx", epoch, op_name[o->op], o->len, o->target, o->k + j,
-                    (unsigned long long)o->result[j], (unsigned long long)o->expect[j]))
+                    "expected %#llx",
+                    epoch, op_name[o->op], o->len, o->target, o->k + j, (unsigned long long)o->result[j],
+                    (unsigned long long)o->expect[j]))
             return;
 }
 
@@ -501,8 +498,8 @@ static long fence_epoch(rwin *w, rop *ops)
         const int kind = (int)(rnd() % 4);
         if (kind == 3) {
             const int t = (int)(rnd() % (uint64_t)np);
-            MUST(MPI_Accumulate(&one, 1, MPI_UINT64_T, t, elem_disp(w, t, counter_elem()), 1,
-                                MPI_UINT64_T, MPI_SUM, w->win));
+            MUST(MPI_Accumulate(&one, 1, MPI_UINT64_T, t, elem_disp(w, t, counter_elem()), 1, MPI_UINT64_T,
+                                MPI_SUM, w->win));
             w->counts[t]++;
             posted++;
             continue;
@@ -546,22 +543,26 @@ static void rwin_verify(rwin *w)
     const char *name = w->dynamic ? "dynamic" : "allocate";
     const size_t slots = (size_t)np * RAND_SLOTS;
     uint64_t *got = malloc(slots * 8), *total = malloc((size_t)np * 8), counter = 0;
-    MPI_Barrier(comm);  /* every epoch has ended everywhere */
+    MPI_Barrier(comm); /* every epoch has ended everywhere */
     MUST(MPI_Win_lock_all(0, w->win));
     for (int t = 0; t < np; t++)
         MUST(MPI_Get(got + (size_t)t * RAND_SLOTS, RAND_SLOTS, MPI_UINT64_T, t,
                      elem_disp(w, t, (long)rank * RAND_SLOTS), RAND_SLOTS, MPI_UINT64_T, w->win));
-    MUST(MPI_Get(&counter, 1, MPI_UINT64_T, rank, elem_disp(w, rank, counter_elem()), 1,
-                 MPI_UINT64_T, w->win));
+    MUST(MPI_Get(&counter, 1, MPI_UINT64_T, rank, elem_disp(w, rank, counter_elem()), 1, MPI_UINT64_T,
+                 w->win));
     MUST(MPI_Win_unlock_all(w->win));
     long bad = 0;
     for (size_t e = 0; e < slots; e++)
         if (got[e] != w->model[e]) bad++;
-    CHECK(bad == 0, "random RMA on the %s window: %ld of this rank's %zu slots differ from the "
-          "model at the end", name, bad, slots);
+    CHECK(bad == 0,
+          "random RMA on the %s window: %ld of this rank's %zu slots differ from the "
+          "model at the end",
+          name, bad, slots);
     MPI_Allreduce(w->counts, total, np, MPI_UINT64_T, MPI_SUM, comm);
-    CHECK(counter == total[rank], "random RMA on the %s window: counter is %llu after %llu "
-          "increments", name, (unsigned long long)counter, (unsigned long long)total[rank]);
+    CHECK(counter == total[rank],
+          "random RMA on the %s window: counter is %llu after %llu "
+          "increments",
+          name, (unsigned long long)counter, (unsigned long long)total[rank]);
     free(total);
     free(got);
 }
@@ -575,11 +576,11 @@ static sample random_rma(double seconds, long seed, long rss_bound_kib)
     rwin_create(&w[1], true);
     rop *ops = calloc(RAND_OPS, sizeof *ops);
     rnd_state = (uint64_t)seed * 0x9e3779b97f4a7c15ull + (uint64_t)rank + 1;
-    uint64_t schedule = (uint64_t)seed + 0x1234567;  /* the same on every rank */
+    uint64_t schedule = (uint64_t)seed + 0x1234567; /* the same on every rank */
 
     const double t0 = MPI_Wtime();
     double next = t0 + 1;
-    sample base = { 0, 0, 0, 0 }, s = base;
+    sample base = {0, 0, 0, 0}, s = base;
     long ops_done = 0, epochs = 0;
     int sampled = 0;
     char label[64];
@@ -615,8 +616,8 @@ static sample random_rma(double seconds, long seed, long rss_bound_kib)
     long total_ops = 0;
     MPI_Reduce(&ops_done, &total_ops, 1, MPI_LONG, MPI_SUM, 0, comm);
     if (rank == 0) {
-        printf("soak: random RMA: %ld epochs, %ld operations on %d ranks in %.1f s (seed %ld)\n",
-               epochs, total_ops, np, MPI_Wtime() - t0, seed);
+        printf("soak: random RMA: %ld epochs, %ld operations on %d ranks in %.1f s (seed %ld)\n", epochs,
+               total_ops, np, MPI_Wtime() - t0, seed);
         fflush(stdout);
     }
     rwin_free(&w[0]);
@@ -629,8 +630,7 @@ static sample random_rma(double seconds, long seed, long rss_bound_kib)
 
 static void usage(void)
 {
-    if (rank == 0)
-        fprintf(stderr, "usage: soak [-n WINDOWS] [-t SECONDS] [-w WARMUP] [-r MIB] [-s SEED]\n");
+    if (rank == 0) fprintf(stderr, "usage: soak [-n WINDOWS] [-t SECONDS] [-w WARMUP] [-r MIB] [-s SEED]\n");
 }
 
 int main(int argc, char **argv)
@@ -644,7 +644,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v || strlen(a) != 2 || a[0] != '-') { usage(); MPI_Finalize(); return 2; }
+        if (!v || strlen(a) != 2 || a[0] != '-') {
+            usage();
+            MPI_Finalize();
+            return 2;
+        }
         i++;
         switch (a[1]) {
         case 'n': nwin = atol(v); break;
@@ -652,10 +656,17 @@ int main(int argc, char **argv)
         case 'w': warmup = atol(v); break;
         case 'r': rss_mib = atol(v); break;
         case 's': seed = atol(v); break;
-        default: usage(); MPI_Finalize(); return 2;
+        default:
+            usage();
+            MPI_Finalize();
+            return 2;
         }
     }
-    if (nwin < 0 || warmup < 0 || seconds < 0 || rss_mib < 0) { usage(); MPI_Finalize(); return 2; }
+    if (nwin < 0 || warmup < 0 || seconds < 0 || rss_mib < 0) {
+        usage();
+        MPI_Finalize();
+        return 2;
+    }
     const long rss_bound_kib = rss_mib * 1024;
 
     /* MPI_T first: its session and handles are allocated before the baseline. */
@@ -666,11 +677,14 @@ int main(int argc, char **argv)
     const char *osc = getenv("OMPI_MCA_osc");
     expect_fabric = osc && strstr(osc, "fabric") && osc[0] != '^';
     if (expect_fabric)
-        CHECK(pv.ok, "MPI_T variables osc_fabric_registered_regions/_bytes not found under "
+        CHECK(pv.ok,
+              "MPI_T variables osc_fabric_registered_regions/_bytes not found under "
               "osc/fabric");
     else if (rank == 0 && !pv.ok)
-        printf("soak: osc/fabric's MPI_T variables not found (OMPI_MCA_osc=%s): registrations "
-               "not measured\n", osc ? osc : "");
+        printf(
+            "soak: osc/fabric's MPI_T variables not found (OMPI_MCA_osc=%s): registrations "
+            "not measured\n",
+            osc ? osc : "");
 
     /* allocate_shared only when every rank shares one node. */
     MPI_Comm node;
@@ -683,10 +697,11 @@ int main(int argc, char **argv)
 
     MPI_Aint *addrs = calloc((size_t)np, sizeof(MPI_Aint));
     if (rank == 0) {
-        printf("soak: %d ranks, %ld windows per flavor after %ld of warm-up, %.0f s of random RMA, "
-               "RSS allowance %ld MiB\n", np, nwin, warmup, seconds, rss_mib);
-        if (!shared_ok)
-            printf("soak: allocate_shared skipped: the ranks are not all on one node\n");
+        printf(
+            "soak: %d ranks, %ld windows per flavor after %ld of warm-up, %.0f s of random RMA, "
+            "RSS allowance %ld MiB\n",
+            np, nwin, warmup, seconds, rss_mib);
+        if (!shared_ok) printf("soak: allocate_shared skipped: the ranks are not all on one node\n");
     }
     print_header();
     print_row("start", 0, &start);
@@ -704,8 +719,7 @@ int main(int argc, char **argv)
         end = take_sample();
         report_growth("windows", &base, &end);
         if (rank == 0)
-            printf("soak: %ld windows created, used and freed in %.1f s\n", total,
-                   MPI_Wtime() - t0);
+            printf("soak: %ld windows created, used and freed in %.1f s\n", total, MPI_Wtime() - t0);
     }
 
     if (seconds > 0) {
@@ -717,10 +731,10 @@ int main(int argc, char **argv)
         end = take_sample();
         print_row("after random RMA", 0, &end);
         CHECK(end.regions == base.regions && end.bytes == base.bytes,
-              "after random RMA: %llu registrations of %llu bytes, %llu of %llu before",
-              end.regions, end.bytes, base.regions, base.bytes);
-        CHECK(end.fds <= rbase.fds, "after random RMA: %ld open descriptors, %ld during it",
-              end.fds, rbase.fds);
+              "after random RMA: %llu registrations of %llu bytes, %llu of %llu before", end.regions,
+              end.bytes, base.regions, base.bytes);
+        CHECK(end.fds <= rbase.fds, "after random RMA: %ld open descriptors, %ld during it", end.fds,
+              rbase.fds);
     }
     free(addrs);
     MPI_Comm_free(&comm);

@@ -32,7 +32,7 @@ static int rank, nranks;
 /* ---- zero ---------------------------------------------------------------- */
 
 enum sync { SYNC_FENCE, SYNC_PSCW, SYNC_LOCK, SYNC_LOCK_ALL, NSYNC };
-static const char *const sync_names[] = { "fence", "pscw", "lock", "lock_all" };
+static const char *const sync_names[] = {"fence", "pscw", "lock", "lock_all"};
 
 #define ZWORDS 8
 #define ZFILL 0x5a
@@ -82,29 +82,27 @@ static void zero_calls(enum sync s, MPI_Win win, int target, MPI_Datatype empty)
     CHECK_MPI(MPI_Put(buf, 3, empty, target, 1, 3, empty, win));
     CHECK_MPI(MPI_Accumulate(buf, 0, MPI_INT, target, 0, 0, MPI_INT, MPI_SUM, win));
     CHECK_MPI(MPI_Accumulate(buf, 5, empty, target, 0, 5, empty, MPI_SUM, win));
-    CHECK_MPI(MPI_Get_accumulate(buf, 0, MPI_INT, res, 0, MPI_INT, target, 0, 0, MPI_INT,
-                                 MPI_SUM, win));
-    CHECK_MPI(MPI_Get_accumulate(buf, 0, MPI_LONG_DOUBLE_INT, res, 0, MPI_LONG_DOUBLE_INT,
-                                 target, 0, 0, MPI_LONG_DOUBLE_INT, MPI_MAXLOC, win));
+    CHECK_MPI(MPI_Get_accumulate(buf, 0, MPI_INT, res, 0, MPI_INT, target, 0, 0, MPI_INT, MPI_SUM, win));
+    CHECK_MPI(MPI_Get_accumulate(buf, 0, MPI_LONG_DOUBLE_INT, res, 0, MPI_LONG_DOUBLE_INT, target, 0, 0,
+                                 MPI_LONG_DOUBLE_INT, MPI_MAXLOC, win));
     /* mpi4py's test: nothing to reduce, so the pair is never applied. */
-    CHECK_MPI(MPI_Get_accumulate(buf, 0, MPI_BYTE, res, 0, MPI_BYTE, target, 0, 0, MPI_BYTE,
-                                 MPI_SUM, win));
+    CHECK_MPI(MPI_Get_accumulate(buf, 0, MPI_BYTE, res, 0, MPI_BYTE, target, 0, 0, MPI_BYTE, MPI_SUM, win));
     CHECK_MPI(MPI_Accumulate(buf, 0, MPI_BYTE, target, 0, 0, MPI_BYTE, MPI_PROD, win));
     /* With data, the same pair is refused. */
     int rc = MPI_Accumulate(buf, 1, MPI_BYTE, target, 0, 1, MPI_BYTE, MPI_SUM, win);
     CHECK(check_error_class(rc) == MPI_ERR_OP, "%s: MPI_SUM on 1 MPI_BYTE gave class %d, expected MPI_ERR_OP",
           sync_names[s], check_error_class(rc));
     if (s == SYNC_LOCK || s == SYNC_LOCK_ALL) {
-        MPI_Request req[6] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
-                               MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL };
+        MPI_Request req[6] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+                              MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
         CHECK_MPI(MPI_Rput(buf, 0, MPI_INT, target, 0, 0, MPI_INT, win, &req[0]));
         CHECK_MPI(MPI_Rget(res, 0, MPI_INT, target, 0, 0, MPI_INT, win, &req[1]));
         CHECK_MPI(MPI_Raccumulate(buf, 0, MPI_INT, target, 0, 0, MPI_INT, MPI_SUM, win, &req[2]));
-        CHECK_MPI(MPI_Rget_accumulate(buf, 0, MPI_INT, res, 0, MPI_INT, target, 0, 0, MPI_INT,
-                                      MPI_SUM, win, &req[3]));
+        CHECK_MPI(MPI_Rget_accumulate(buf, 0, MPI_INT, res, 0, MPI_INT, target, 0, 0, MPI_INT, MPI_SUM, win,
+                                      &req[3]));
         CHECK_MPI(MPI_Raccumulate(buf, 2, empty, target, 0, 2, empty, MPI_REPLACE, win, &req[4]));
-        CHECK_MPI(MPI_Rget_accumulate(buf, 0, MPI_BYTE, res, 0, MPI_BYTE, target, 0, 0,
-                                      MPI_BYTE, MPI_SUM, win, &req[5]));
+        CHECK_MPI(MPI_Rget_accumulate(buf, 0, MPI_BYTE, res, 0, MPI_BYTE, target, 0, 0, MPI_BYTE, MPI_SUM,
+                                      win, &req[5]));
         check_where("%s: MPI_Waitall on zero-count requests to %d", sync_names[s], target);
         CHECK_MPI(MPI_Waitall(6, req, MPI_STATUSES_IGNORE));
         /* The same, completed one by one with MPI_Test: complete at once. */
@@ -176,88 +174,110 @@ static void test_zero(void)
 #define PN 12 /* elements in each rank's window */
 #define PV 4  /* elements moved: a vector of PV blocks of 1, stride 2 */
 /* The indexed type's displacements: 1 + these are odd, apart from the vector's. */
-static const int pair_idx[PV] = { 0, 2, 6, 8 };
+static const int pair_idx[PV] = {0, 2, 6, 8};
 
-#define PAIR_TEST(NAME, VTYPE, ITYPE, MPITYPE)                                             \
-    typedef struct { VTYPE v; ITYPE i; } pair_##NAME;                                      \
-    static void test_pair_##NAME(void)                                                     \
-    {                                                                                      \
-        MPI_Datatype vec, idx;                                                             \
-        MPI_Type_vector(PV, 1, 2, MPITYPE, &vec);                                          \
-        MPI_Type_commit(&vec);                                                             \
-        int lens[PV], disps[PV];                                                           \
-        for (int k = 0; k < PV; k++) { lens[k] = 1; disps[k] = pair_idx[k]; }              \
-        MPI_Type_indexed(PV, lens, disps, MPITYPE, &idx);                                  \
-        MPI_Type_commit(&idx);                                                             \
-        pair_##NAME *mem;                                                                  \
-        MPI_Win win;                                                                       \
-        MPI_Win_allocate((MPI_Aint)(PN * sizeof(pair_##NAME)), sizeof(pair_##NAME),         \
-                         MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);                       \
-        MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);                                    \
-        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);                                    \
-        for (int k = 0; k < PN; k++) { mem[k].v = (VTYPE)(10 + k); mem[k].i = (ITYPE)-1; }  \
-        MPI_Win_unlock(rank, win);                                                         \
-        MPI_Barrier(MPI_COMM_WORLD);                                                       \
+#define PAIR_TEST(NAME, VTYPE, ITYPE, MPITYPE)                                                             \
+    typedef struct {                                                                                       \
+        VTYPE v;                                                                                           \
+        ITYPE i;                                                                                           \
+    } pair_##NAME;                                                                                         \
+    static void test_pair_##NAME(void)                                                                     \
+    {                                                                                                      \
+        MPI_Datatype vec, idx;                                                                             \
+        MPI_Type_vector(PV, 1, 2, MPITYPE, &vec);                                                          \
+        MPI_Type_commit(&vec);                                                                             \
+        int lens[PV], disps[PV];                                                                           \
+        for (int k = 0; k < PV; k++) {                                                                     \
+            lens[k] = 1;                                                                                   \
+            disps[k] = pair_idx[k];                                                                        \
+        }                                                                                                  \
+        MPI_Type_indexed(PV, lens, disps, MPITYPE, &idx);                                                  \
+        MPI_Type_commit(&idx);                                                                             \
+        pair_##NAME *mem;                                                                                  \
+        MPI_Win win;                                                                                       \
+        MPI_Win_allocate((MPI_Aint)(PN * sizeof(pair_##NAME)), sizeof(pair_##NAME), MPI_INFO_NULL,         \
+                         MPI_COMM_WORLD, &mem, &win);                                                      \
+        MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);                                                    \
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);                                                    \
+        for (int k = 0; k < PN; k++) {                                                                     \
+            mem[k].v = (VTYPE)(10 + k);                                                                    \
+            mem[k].i = (ITYPE)-1;                                                                          \
+        }                                                                                                  \
+        MPI_Win_unlock(rank, win);                                                                         \
+        MPI_Barrier(MPI_COMM_WORLD);                                                                       \
         /* Every rank offers (rank + 20 + k, rank) at the target's elements 0, 2, 4, 6:  \
-         * MAXLOC leaves the largest rank's offer, index = that rank. */                   \
-        const int target = (rank + 1) % nranks;                                            \
-        pair_##NAME offer[PV], got[3 * PV];                                                \
-        for (int k = 0; k < PV; k++) { offer[k].v = (VTYPE)(20 + 2 * k + rank); offer[k].i = (ITYPE)rank; } \
-        check_where("pairs %s: MAXLOC", #NAME);                                            \
-        for (int t = 0; t < nranks; t++) {                                                 \
-            CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));                           \
-            CHECK_MPI(MPI_Accumulate(offer, PV, MPITYPE, t, 0, 1, vec, MPI_MAXLOC, win));  \
-            CHECK_MPI(MPI_Win_unlock(t, win));                                             \
-        }                                                                                  \
-        MPI_Barrier(MPI_COMM_WORLD);                                                       \
-        /* MINLOC through an indexed target (elements 1, 3, 7, 9) from a vector origin. */ \
-        pair_##NAME spread[2 * PV];                                                        \
-        for (int k = 0; k < 2 * PV; k++) { spread[k].v = (VTYPE)(5 + rank); spread[k].i = (ITYPE)(100 + rank); } \
-        check_where("pairs %s: MINLOC", #NAME);                                            \
-        for (int t = 0; t < nranks; t++) {                                                 \
-            CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));                           \
-            CHECK_MPI(MPI_Accumulate(spread, 1, vec, t, 1, 1, idx, MPI_MINLOC, win));      \
-            CHECK_MPI(MPI_Win_unlock(t, win));                                             \
-        }                                                                                  \
-        MPI_Barrier(MPI_COMM_WORLD);                                                       \
-        /* Fetch the vector with NO_OP into an indexed result, then REPLACE it. */         \
-        memset(got, 0, sizeof got);                                                        \
-        check_where("pairs %s: NO_OP and REPLACE", #NAME);                                 \
-        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));                       \
-        CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPITYPE, got, 1, idx, target, 0, 1, vec,      \
-                                     MPI_NO_OP, win));                                     \
-        CHECK_MPI(MPI_Win_flush(target, win));                                             \
-        for (int k = 0; k < PV; k++) {                                                     \
-            const pair_##NAME *g = &got[pair_idx[k]];                                      \
-            CHECK(g->v == (VTYPE)(20 + 2 * k + nranks - 1) && g->i == (ITYPE)(nranks - 1),  \
-                  "pairs %s: MAXLOC element %d holds (%g, %ld), expected (%d, %d)", #NAME, 2 * k, \
-                  (double)g->v, (long)g->i, 20 + 2 * k + nranks - 1, nranks - 1);           \
-        }                                                                                  \
-        pair_##NAME repl[PV], old[PV];                                                     \
-        for (int k = 0; k < PV; k++) { repl[k].v = (VTYPE)(70 + k); repl[k].i = (ITYPE)(7 + k); } \
-        CHECK_MPI(MPI_Get_accumulate(repl, PV, MPITYPE, old, PV, MPITYPE, target, 0, 1, vec, \
-                                     MPI_REPLACE, win));                                   \
-        CHECK_MPI(MPI_Win_unlock(target, win));                                            \
-        for (int k = 0; k < PV; k++)                                                       \
-            CHECK(old[k].v == got[pair_idx[k]].v && old[k].i == got[pair_idx[k]].i,        \
-                  "pairs %s: REPLACE fetched (%g, %ld) at element %d", #NAME, (double)old[k].v, \
-                  (long)old[k].i, 2 * k);                                                  \
-        MPI_Barrier(MPI_COMM_WORLD);                                                       \
-        MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);                                       \
-        for (int k = 0; k < PN; k++) {                                                     \
-            VTYPE ev = (VTYPE)(10 + k);                                                    \
-            ITYPE ei = (ITYPE)-1;                                                          \
-            if (k % 2 == 0 && k < 2 * PV) { ev = (VTYPE)(70 + k / 2); ei = (ITYPE)(7 + k / 2); } \
-            else if (k == 1 || k == 3 || k == 7 || k == 9) { ev = (VTYPE)5; ei = (ITYPE)100; } \
-            CHECK(mem[k].v == ev && mem[k].i == ei,                                        \
-                  "pairs %s: rank %d element %d is (%g, %ld), expected (%g, %ld)", #NAME,   \
-                  rank, k, (double)mem[k].v, (long)mem[k].i, (double)ev, (long)ei);        \
-        }                                                                                  \
-        MPI_Win_unlock(rank, win);                                                         \
-        MPI_Barrier(MPI_COMM_WORLD);                                                       \
-        MPI_Win_free(&win);                                                                \
-        MPI_Type_free(&vec);                                                               \
-        MPI_Type_free(&idx);                                                               \
+         * MAXLOC leaves the largest rank's offer, index = that rank. */                 \
+        const int target = (rank + 1) % nranks;                                                            \
+        pair_##NAME offer[PV], got[3 * PV];                                                                \
+        for (int k = 0; k < PV; k++) {                                                                     \
+            offer[k].v = (VTYPE)(20 + 2 * k + rank);                                                       \
+            offer[k].i = (ITYPE)rank;                                                                      \
+        }                                                                                                  \
+        check_where("pairs %s: MAXLOC", #NAME);                                                            \
+        for (int t = 0; t < nranks; t++) {                                                                 \
+            CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));                                           \
+            CHECK_MPI(MPI_Accumulate(offer, PV, MPITYPE, t, 0, 1, vec, MPI_MAXLOC, win));                  \
+            CHECK_MPI(MPI_Win_unlock(t, win));                                                             \
+        }                                                                                                  \
+        MPI_Barrier(MPI_COMM_WORLD);                                                                       \
+        /* MINLOC through an indexed target (elements 1, 3, 7, 9) from a vector origin. */                 \
+        pair_##NAME spread[2 * PV];                                                                        \
+        for (int k = 0; k < 2 * PV; k++) {                                                                 \
+            spread[k].v = (VTYPE)(5 + rank);                                                               \
+            spread[k].i = (ITYPE)(100 + rank);                                                             \
+        }                                                                                                  \
+        check_where("pairs %s: MINLOC", #NAME);                                                            \
+        for (int t = 0; t < nranks; t++) {                                                                 \
+            CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));                                           \
+            CHECK_MPI(MPI_Accumulate(spread, 1, vec, t, 1, 1, idx, MPI_MINLOC, win));                      \
+            CHECK_MPI(MPI_Win_unlock(t, win));                                                             \
+        }                                                                                                  \
+        MPI_Barrier(MPI_COMM_WORLD);                                                                       \
+        /* Fetch the vector with NO_OP into an indexed result, then REPLACE it. */                         \
+        memset(got, 0, sizeof got);                                                                        \
+        check_where("pairs %s: NO_OP and REPLACE", #NAME);                                                 \
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));                                       \
+        CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPITYPE, got, 1, idx, target, 0, 1, vec, MPI_NO_OP, win));   \
+        CHECK_MPI(MPI_Win_flush(target, win));                                                             \
+        for (int k = 0; k < PV; k++) {                                                                     \
+            const pair_##NAME *g = &got[pair_idx[k]];                                                      \
+            CHECK(g->v == (VTYPE)(20 + 2 * k + nranks - 1) && g->i == (ITYPE)(nranks - 1),                 \
+                  "pairs %s: MAXLOC element %d holds (%g, %ld), expected (%d, %d)", #NAME, 2 * k,          \
+                  (double)g->v, (long)g->i, 20 + 2 * k + nranks - 1, nranks - 1);                          \
+        }                                                                                                  \
+        pair_##NAME repl[PV], old[PV];                                                                     \
+        for (int k = 0; k < PV; k++) {                                                                     \
+            repl[k].v = (VTYPE)(70 + k);                                                                   \
+            repl[k].i = (ITYPE)(7 + k);                                                                    \
+        }                                                                                                  \
+        CHECK_MPI(                                                                                         \
+            MPI_Get_accumulate(repl, PV, MPITYPE, old, PV, MPITYPE, target, 0, 1, vec, MPI_REPLACE, win)); \
+        CHECK_MPI(MPI_Win_unlock(target, win));                                                            \
+        for (int k = 0; k < PV; k++)                                                                       \
+            CHECK(old[k].v == got[pair_idx[k]].v && old[k].i == got[pair_idx[k]].i,                        \
+                  "pairs %s: REPLACE fetched (%g, %ld) at element %d", #NAME, (double)old[k].v,            \
+                  (long)old[k].i, 2 * k);                                                                  \
+        MPI_Barrier(MPI_COMM_WORLD);                                                                       \
+        MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);                                                       \
+        for (int k = 0; k < PN; k++) {                                                                     \
+            VTYPE ev = (VTYPE)(10 + k);                                                                    \
+            ITYPE ei = (ITYPE)-1;                                                                          \
+            if (k % 2 == 0 && k < 2 * PV) {                                                                \
+                ev = (VTYPE)(70 + k / 2);                                                                  \
+                ei = (ITYPE)(7 + k / 2);                                                                   \
+            } else if (k == 1 || k == 3 || k == 7 || k == 9) {                                             \
+                ev = (VTYPE)5;                                                                             \
+                ei = (ITYPE)100;                                                                           \
+            }                                                                                              \
+            CHECK(mem[k].v == ev && mem[k].i == ei,                                                        \
+                  "pairs %s: rank %d element %d is (%g, %ld), expected (%g, %ld)", #NAME, rank, k,         \
+                  (double)mem[k].v, (long)mem[k].i, (double)ev, (long)ei);                                 \
+        }                                                                                                  \
+        MPI_Win_unlock(rank, win);                                                                         \
+        MPI_Barrier(MPI_COMM_WORLD);                                                                       \
+        MPI_Win_free(&win);                                                                                \
+        MPI_Type_free(&vec);                                                                               \
+        MPI_Type_free(&idx);                                                                               \
     }
 
 PAIR_TEST(float_int, float, int, MPI_FLOAT_INT)
@@ -279,9 +299,9 @@ static void test_pairs(void)
 
 /* ---- regions ------------------------------------------------------------- */
 
-#define RINTS 8192   /* ints per attached region */
-#define RSPAN 9216   /* ints in the accesses that cross from one region to the next */
-#define RSTART 4096  /* where they start in the first region */
+#define RINTS 8192  /* ints per attached region */
+#define RSPAN 9216  /* ints in the accesses that cross from one region to the next */
+#define RSTART 4096 /* where they start in the first region */
 
 static void test_regions(void)
 {
@@ -308,8 +328,8 @@ static void test_regions(void)
     check_where("regions: accumulate across two regions");
     CHECK_MPI(MPI_Accumulate(src, RSPAN, MPI_INT, target, at, RSPAN, MPI_INT, MPI_SUM, win));
     check_where("regions: get_accumulate across two regions");
-    CHECK_MPI(MPI_Get_accumulate(src, RSPAN, MPI_INT, res, RSPAN, MPI_INT, target, at, RSPAN,
-                                 MPI_INT, MPI_SUM, win));
+    CHECK_MPI(MPI_Get_accumulate(src, RSPAN, MPI_INT, res, RSPAN, MPI_INT, target, at, RSPAN, MPI_INT,
+                                 MPI_SUM, win));
     CHECK_MPI(MPI_Win_unlock(target, win));
     size_t wrong = 0;
     for (int k = 0; k < RSPAN; k++) wrong += res[k] != 2 * (k + 1);
@@ -336,8 +356,7 @@ static void test_regions(void)
     size_t bad = 0;
     for (int k = 0; k < 3 * RINTS + 1024; k++) {
         int expect = k >= RSTART && k < RSTART + RSPAN ? 3 * (k - RSTART + 1) : 0;
-        if (mem[k] != expect && bad++ < 4)
-            CHECK(0, "regions: int %d is %d, expected %d", k, mem[k], expect);
+        if (mem[k] != expect && bad++ < 4) CHECK(0, "regions: int %d is %d, expected %d", k, mem[k], expect);
     }
     CHECK(bad == 0, "regions: %zu ints wrong", bad);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -371,8 +390,8 @@ static void test_shared_zero(void)
         void *ptr = (void *)&size;
         CHECK_MPI(MPI_Win_shared_query(win, r, &size, &unit, &ptr));
         if (r % 2) {
-            CHECK(size == 0 && ptr == NULL, "shared0: rank %d contributed 0 bytes, query gave size %ld, base %p",
-                  r, (long)size, ptr);
+            CHECK(size == 0 && ptr == NULL,
+                  "shared0: rank %d contributed 0 bytes, query gave size %ld, base %p", r, (long)size, ptr);
         } else {
             CHECK(size == 64 && ptr != NULL, "shared0: rank %d gave size %ld, base %p", r, (long)size, ptr);
         }
@@ -409,7 +428,7 @@ static void test_request_errors(void)
     MPI_Win win;
     MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-    int *mem = calloc(64, sizeof(int)), src[4] = { 1, 2, 3, 4 };
+    int *mem = calloc(64, sizeof(int)), src[4] = {1, 2, 3, 4};
     CHECK_MPI(MPI_Win_attach(win, mem, 64 * sizeof(int)));
     MPI_Aint mine, *bases = malloc(sizeof(MPI_Aint) * (size_t)nranks);
     MPI_Get_address(mem, &mine);
@@ -424,13 +443,14 @@ static void test_request_errors(void)
     check_where("reqerr: a get in the epoch, then the target detaches");
     get_then_detach(win, target, bases[target], mem, true);
     check_where("reqerr: MPI_Raccumulate detached during the epoch");
-    int rc = call_then_wait(MPI_Raccumulate(src, 2, MPI_2INT, target, bases[target], 2, MPI_2INT,
-                                            MPI_MAXLOC, win, &req), &req);
+    int rc = call_then_wait(
+        MPI_Raccumulate(src, 2, MPI_2INT, target, bases[target], 2, MPI_2INT, MPI_MAXLOC, win, &req), &req);
     CHECK(check_error_class(rc) == MPI_ERR_RMA_RANGE, "reqerr: MPI_Raccumulate in the epoch gave %s",
           check_class_name(check_error_class(rc)));
     int res[4];
     rc = call_then_wait(MPI_Rget_accumulate(src, 2, MPI_2INT, res, 2, MPI_2INT, target, bases[target], 2,
-                                            MPI_2INT, MPI_MAXLOC, win, &req), &req);
+                                            MPI_2INT, MPI_MAXLOC, win, &req),
+                        &req);
     CHECK(check_error_class(rc) == MPI_ERR_RMA_RANGE, "reqerr: MPI_Rget_accumulate in the epoch gave %s",
           check_class_name(check_error_class(rc)));
     (void)MPI_Win_unlock(target, win); /* may repeat the error; must not hang */
@@ -450,8 +470,8 @@ static void test_request_errors(void)
     CHECK(check_error_class(rc) == MPI_ERR_RMA_RANGE, "reqerr: MPI_Rput gave %s",
           check_class_name(check_error_class(rc)));
     check_where("reqerr: MPI_Raccumulate to a detached region");
-    rc = call_then_wait(MPI_Raccumulate(src, 4, MPI_INT, target, bases[target], 4, MPI_INT, MPI_SUM,
-                                        win, &req), &req);
+    rc = call_then_wait(
+        MPI_Raccumulate(src, 4, MPI_INT, target, bases[target], 4, MPI_INT, MPI_SUM, win, &req), &req);
     CHECK(check_error_class(rc) == MPI_ERR_RMA_RANGE, "reqerr: MPI_Raccumulate gave %s",
           check_class_name(check_error_class(rc)));
     (void)MPI_Win_unlock(target, win);

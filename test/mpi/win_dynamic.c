@@ -38,7 +38,8 @@ int main(int argc, char **argv)
     CHECK(check_error_class(MPI_Win_attach(win, region[0] + 2, 4 * sizeof(long))) == MPI_ERR_RMA_ATTACH,
           "overlapping attach");
     long unknown;
-    CHECK(check_error_class(MPI_Win_detach(win, &unknown)) == MPI_ERR_RMA_ATTACH, "detach of an unknown address");
+    CHECK(check_error_class(MPI_Win_detach(win, &unknown)) == MPI_ERR_RMA_ATTACH,
+          "detach of an unknown address");
 
     /* Addresses travel by ordinary messages: the window needs no collective for them. */
     MPI_Sendrecv(addr, REGIONS, MPI_AINT, left, 0, theirs, REGIONS, MPI_AINT, right, 0, MPI_COMM_WORLD,
@@ -64,14 +65,15 @@ int main(int argc, char **argv)
     /* One long past the end of a region, and an address never attached. */
     long x = 5;
     CHECK(check_error_class(MPI_Put(&x, 2, MPI_LONG, right, theirs[0] + (LEN - 1) * sizeof(long), 2, MPI_LONG,
-                                    win)) == MPI_ERR_RMA_RANGE, "put across the end of a region");
+                                    win)) == MPI_ERR_RMA_RANGE,
+          "put across the end of a region");
     CHECK(check_error_class(MPI_Get(&x, 1, MPI_LONG, right, 8, 1, MPI_LONG, win)) == MPI_ERR_RMA_RANGE,
           "get from an address that is not attached");
     MPI_Win_unlock_all(win);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int r = 0; r < REGIONS; r++) {
-        CHECK(region[r][0] == left * 1000 + r * 10 && region[r][LEN - 1] == 0, "region %d holds %ld .. %ld", r,
-              region[r][0], region[r][LEN - 1]);
+        CHECK(region[r][0] == left * 1000 + r * 10 && region[r][LEN - 1] == 0, "region %d holds %ld .. %ld",
+              r, region[r][0], region[r][LEN - 1]);
     }
 
     /* Detach one region and attach a new one after origins cached the table. */

@@ -22,49 +22,46 @@
 
 #include <stdlib.h>
 
-#define SLOT_WORDS 4   /* int64 words per origin slot (disp_unit 8) */
-#define TAIL_WORDS 1   /* last word of a window: range-edge accesses */
-#define PAD_WORDS 4    /* user memory past an MPI_Win_create window: an
+#define SLOT_WORDS 4 /* int64 words per origin slot (disp_unit 8) */
+#define TAIL_WORDS 1 /* last word of a window: range-edge accesses */
+#define PAD_WORDS \
+    4 /* user memory past an MPI_Win_create window: an
                         * implementation that misses a range error writes
                         * here instead of corrupting the heap */
 
 enum flavor { FLAVOR_CREATE, FLAVOR_ALLOCATE, NFLAVORS };
-static const char *const flavor_names[] = { "create", "allocate" };
+static const char *const flavor_names[] = {"create", "allocate"};
 
 static uint32_t next_round = 1;
 
 /* Double-lock results seen on this rank: [0] shared, [1] exclusive. */
-static int double_lock_class[2] = { -1, -1 };
+static int double_lock_class[2] = {-1, -1};
 
 typedef struct {
     const char *flavor;
     MPI_Win win;
     int rank, n;
-    int targets[2], ntargets;   /* right neighbour, then self if different */
+    int targets[2], ntargets; /* right neighbour, then self if different */
     int64_t *base;
-    MPI_Aint words;             /* window size in words */
+    MPI_Aint words; /* window size in words */
     void *mem;
 } etest;
 
-static bool expect_class_at(int rc, int want, const char *file, int line,
-                            const char *what, int target)
+static bool expect_class_at(int rc, int want, const char *file, int line, const char *what, int target)
 {
     int cls = check_error_class(rc);
-    return check_record(cls == want, file, line,
-                        "%s (target %d): got %s, expected %s", what, target,
+    return check_record(cls == want, file, line, "%s (target %d): got %s, expected %s", what, target,
                         check_class_name(cls), check_class_name(want));
 }
 
 /* EXPECT_CLASS(call, class, t): `call` must fail with exactly that class. */
-#define EXPECT_CLASS(call, want, t) \
-    expect_class_at((call), (want), __FILE__, __LINE__, #call, (t))
+#define EXPECT_CLASS(call, want, t) expect_class_at((call), (want), __FILE__, __LINE__, #call, (t))
 
 /* An origin buffer this rank has never sent before. */
 static void fresh_data(int64_t *buf, size_t words, int target)
 {
     pattern_fill((unsigned char *)buf, words * sizeof *buf,
-                 pattern_seed(next_round++, 0xe7, (uint32_t)check_world_rank(),
-                              (uint32_t)target));
+                 pattern_seed(next_round++, 0xe7, (uint32_t)check_world_rank(), (uint32_t)target));
 }
 
 /* Each origin writes only its own slot of a target window. */
@@ -80,30 +77,25 @@ static MPI_Aint slot_disp(int origin)
  * taken here (the slot is ours alone, and a shared lock still works after
  * an implementation leaked a lock count).
  */
-static void roundtrip_at(const etest *e, int t, bool in_epoch,
-                         const char *after, int line)
+static void roundtrip_at(const etest *e, int t, bool in_epoch, const char *after, int line)
 {
     int64_t out[SLOT_WORDS], in[SLOT_WORDS];
     fresh_data(out, SLOT_WORDS, t);
     memset(in, 0xEE, sizeof in);
     bool ok = true;
-    if (!in_epoch)
-        ok &= CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, e->win));
-    ok &= CHECK_MPI(MPI_Put(out, SLOT_WORDS, MPI_INT64_T, t, slot_disp(e->rank),
-                            SLOT_WORDS, MPI_INT64_T, e->win));
+    if (!in_epoch) ok &= CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, e->win));
+    ok &= CHECK_MPI(
+        MPI_Put(out, SLOT_WORDS, MPI_INT64_T, t, slot_disp(e->rank), SLOT_WORDS, MPI_INT64_T, e->win));
     ok &= CHECK_MPI(MPI_Win_flush(t, e->win));
-    ok &= CHECK_MPI(MPI_Get(in, SLOT_WORDS, MPI_INT64_T, t, slot_disp(e->rank),
-                            SLOT_WORDS, MPI_INT64_T, e->win));
+    ok &= CHECK_MPI(
+        MPI_Get(in, SLOT_WORDS, MPI_INT64_T, t, slot_disp(e->rank), SLOT_WORDS, MPI_INT64_T, e->win));
     ok &= CHECK_MPI(MPI_Win_flush(t, e->win));
-    if (!in_epoch)
-        ok &= CHECK_MPI(MPI_Win_unlock(t, e->win));
+    if (!in_epoch) ok &= CHECK_MPI(MPI_Win_unlock(t, e->win));
     check_record(ok && memcmp(in, out, sizeof in) == 0, __FILE__, line,
-                 "%s: round trip to %d after %s failed or returned wrong data",
-                 e->flavor, t, after);
+                 "%s: round trip to %d after %s failed or returned wrong data", e->flavor, t, after);
 }
 
-#define ROUNDTRIP(e, t, in_epoch, after) \
-    roundtrip_at((e), (t), (in_epoch), (after), __LINE__)
+#define ROUNDTRIP(e, t, in_epoch, after) roundtrip_at((e), (t), (in_epoch), (after), __LINE__)
 
 static bool etest_setup(etest *e, int flavor)
 {
@@ -112,24 +104,20 @@ static bool etest_setup(etest *e, int flavor)
     MPI_Comm_rank(MPI_COMM_WORLD, &e->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &e->n);
     e->targets[e->ntargets++] = (e->rank + 1) % e->n;
-    if (e->n > 1)
-        e->targets[e->ntargets++] = e->rank;
+    if (e->n > 1) e->targets[e->ntargets++] = e->rank;
     e->words = (MPI_Aint)e->n * SLOT_WORDS + TAIL_WORDS;
     MPI_Aint bytes = e->words * (MPI_Aint)sizeof(int64_t);
     int rc;
     if (flavor == FLAVOR_CREATE) {
         e->mem = calloc((size_t)(e->words + PAD_WORDS), sizeof(int64_t));
         e->base = e->mem;
-        rc = MPI_Win_create(e->base, bytes, sizeof(int64_t), MPI_INFO_NULL,
-                            MPI_COMM_WORLD, &e->win);
+        rc = MPI_Win_create(e->base, bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &e->win);
     } else {
-        rc = MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL,
-                              MPI_COMM_WORLD, &e->base, &e->win);
-        if (rc == MPI_SUCCESS)
-            memset(e->base, 0, (size_t)bytes);
+        rc = MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &e->base, &e->win);
+        if (rc == MPI_SUCCESS) memset(e->base, 0, (size_t)bytes);
     }
-    if (!CHECK(rc == MPI_SUCCESS, "%s: window creation failed, class %s",
-               e->flavor, check_class_name(check_error_class(rc)))) {
+    if (!CHECK(rc == MPI_SUCCESS, "%s: window creation failed, class %s", e->flavor,
+               check_class_name(check_error_class(rc)))) {
         free(e->mem);
         return false;
     }
@@ -153,14 +141,12 @@ static void read_slot(const etest *e, int origin, int64_t *out)
 }
 
 /* The slot `origin` writes in our window must hold `want`. */
-static void check_slot(const etest *e, int origin, const int64_t *want,
-                       const char *what)
+static void check_slot(const etest *e, int origin, const int64_t *want, const char *what)
 {
     int64_t got[SLOT_WORDS];
     read_slot(e, origin, got);
-    CHECK(memcmp(got, want, sizeof got) == 0,
-          "%s: %s (slot of %d starts %016llx, expected %016llx)", e->flavor,
-          what, origin, (unsigned long long)got[0], (unsigned long long)want[0]);
+    CHECK(memcmp(got, want, sizeof got) == 0, "%s: %s (slot of %d starts %016llx, expected %016llx)",
+          e->flavor, what, origin, (unsigned long long)got[0], (unsigned long long)want[0]);
 }
 
 /*
@@ -179,16 +165,18 @@ static void outside_epoch_errors(const etest *e, const char *state)
         read_slot(e, src, before);
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         fresh_data(buf, SLOT_WORDS, t);
-        EXPECT_CLASS(MPI_Put(buf, SLOT_WORDS, MPI_INT64_T, t, slot_disp(e->rank),
-                             SLOT_WORDS, MPI_INT64_T, e->win), MPI_ERR_RMA_SYNC, t);
+        EXPECT_CLASS(
+            MPI_Put(buf, SLOT_WORDS, MPI_INT64_T, t, slot_disp(e->rank), SLOT_WORDS, MPI_INT64_T, e->win),
+            MPI_ERR_RMA_SYNC, t);
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         snprintf(what, sizeof what, "put refused %s still changed the target", state);
         check_slot(e, src, before, what);
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* checked before src rewrites it */
         ROUNDTRIP(e, t, false, "put outside an epoch");
 
-        EXPECT_CLASS(MPI_Get(buf, SLOT_WORDS, MPI_INT64_T, t, slot_disp(e->rank),
-                             SLOT_WORDS, MPI_INT64_T, e->win), MPI_ERR_RMA_SYNC, t);
+        EXPECT_CLASS(
+            MPI_Get(buf, SLOT_WORDS, MPI_INT64_T, t, slot_disp(e->rank), SLOT_WORDS, MPI_INT64_T, e->win),
+            MPI_ERR_RMA_SYNC, t);
         ROUNDTRIP(e, t, false, "get outside an epoch");
         EXPECT_CLASS(MPI_Win_unlock(t, e->win), MPI_ERR_RMA_SYNC, t);
         ROUNDTRIP(e, t, false, "unlock of a target not locked");
@@ -216,8 +204,8 @@ static void fence_epoch_errors(const etest *e)
         int t = e->targets[i];
         EXPECT_CLASS(MPI_Win_flush(t, e->win), MPI_ERR_RMA_SYNC, t);
         fresh_data(out[i], SLOT_WORDS, t);
-        CHECK_MPI(MPI_Put(out[i], SLOT_WORDS, MPI_INT64_T, t, slot_disp(e->rank),
-                          SLOT_WORDS, MPI_INT64_T, e->win));
+        CHECK_MPI(
+            MPI_Put(out[i], SLOT_WORDS, MPI_INT64_T, t, slot_disp(e->rank), SLOT_WORDS, MPI_INT64_T, e->win));
     }
     EXPECT_CLASS(MPI_Win_flush_all(e->win), MPI_ERR_RMA_SYNC, -1);
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, e->win));
@@ -225,12 +213,10 @@ static void fence_epoch_errors(const etest *e)
     /* Both puts must have landed; the left neighbour tells us what it sent. */
     int right = e->targets[0], left = mirror_origin(e, right);
     int64_t from_left[SLOT_WORDS];
-    CHECK_MPI(MPI_Sendrecv(out[0], SLOT_WORDS, MPI_INT64_T, right, 0, from_left,
-                           SLOT_WORDS, MPI_INT64_T, left, 0, MPI_COMM_WORLD,
-                           MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Sendrecv(out[0], SLOT_WORDS, MPI_INT64_T, right, 0, from_left, SLOT_WORDS, MPI_INT64_T,
+                           left, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     check_slot(e, left, from_left, "put in a fence epoch with refused flushes");
-    if (e->ntargets > 1)
-        check_slot(e, e->rank, out[1], "put to self in a fence epoch with refused flushes");
+    if (e->ntargets > 1) check_slot(e, e->rank, out[1], "put to self in a fence epoch with refused flushes");
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
 
@@ -239,8 +225,7 @@ static void lock_all_errors(const etest *e)
 {
     CHECK_MPI(MPI_Win_lock_all(0, e->win));
     EXPECT_CLASS(MPI_Win_lock_all(0, e->win), MPI_ERR_RMA_SYNC, -1);
-    for (int i = 0; i < e->ntargets; i++)
-        ROUNDTRIP(e, e->targets[i], true, "lock_all inside lock_all");
+    for (int i = 0; i < e->ntargets; i++) ROUNDTRIP(e, e->targets[i], true, "lock_all inside lock_all");
     CHECK_MPI(MPI_Win_unlock_all(e->win));
     EXPECT_CLASS(MPI_Win_unlock_all(e->win), MPI_ERR_RMA_SYNC, -1);
     ROUNDTRIP(e, e->targets[0], false, "a second unlock_all");
@@ -262,12 +247,9 @@ static void range_errors(const etest *e)
         int64_t out[2], in[2];
         fresh_data(out, 2, t);
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, e->win));
-        EXPECT_CLASS(MPI_Put(out, 8, MPI_BYTE, t, end, 8, MPI_BYTE, e->win),
-                     MPI_ERR_RMA_RANGE, t);
-        EXPECT_CLASS(MPI_Put(out, 9, MPI_BYTE, t, end - 1, 9, MPI_BYTE, e->win),
-                     MPI_ERR_RMA_RANGE, t);
-        EXPECT_CLASS(MPI_Get(in, 9, MPI_BYTE, t, end - 1, 9, MPI_BYTE, e->win),
-                     MPI_ERR_RMA_RANGE, t);
+        EXPECT_CLASS(MPI_Put(out, 8, MPI_BYTE, t, end, 8, MPI_BYTE, e->win), MPI_ERR_RMA_RANGE, t);
+        EXPECT_CLASS(MPI_Put(out, 9, MPI_BYTE, t, end - 1, 9, MPI_BYTE, e->win), MPI_ERR_RMA_RANGE, t);
+        EXPECT_CLASS(MPI_Get(in, 9, MPI_BYTE, t, end - 1, 9, MPI_BYTE, e->win), MPI_ERR_RMA_RANGE, t);
         ROUNDTRIP(e, t, true, "out-of-range accesses");
 
         memset(in, 0xEE, sizeof in);
@@ -275,8 +257,7 @@ static void range_errors(const etest *e)
         CHECK_MPI(MPI_Win_flush(t, e->win));
         CHECK_MPI(MPI_Get(in, 8, MPI_BYTE, t, end - 1, 8, MPI_BYTE, e->win));
         CHECK_MPI(MPI_Win_unlock(t, e->win));
-        CHECK(in[0] == out[0], "%s: last word of the window of %d read back wrong",
-              e->flavor, t);
+        CHECK(in[0] == out[0], "%s: last word of the window of %d read back wrong", e->flavor, t);
         ROUNDTRIP(e, t, false, "an epoch with out-of-range accesses");
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     }
@@ -311,8 +292,8 @@ static void double_lock_errors(const etest *e)
             int cls = check_error_class(MPI_Win_lock(type, t, 0, e->win));
             CHECK(cls == MPI_ERR_RMA_SYNC || cls == MPI_ERR_RMA_CONFLICT,
                   "%s: second %s lock of %d: got %s, expected MPI_ERR_RMA_SYNC "
-                  "or MPI_ERR_RMA_CONFLICT", e->flavor, name, t,
-                  check_class_name(cls));
+                  "or MPI_ERR_RMA_CONFLICT",
+                  e->flavor, name, t, check_class_name(cls));
             double_lock_class[excl] = cls;
             shared_granted |= cls == MPI_SUCCESS;
             ROUNDTRIP(e, t, true, "locking a locked target again");
@@ -337,16 +318,13 @@ static void free_errors(etest *e)
 {
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, e->rank, 0, e->win));
     if (!EXPECT_CLASS(MPI_Win_free(&e->win), MPI_ERR_RMA_SYNC, e->rank) ||
-        !CHECK(e->win != MPI_WIN_NULL, "%s: refused MPI_Win_free cleared the handle",
-               e->flavor))
+        !CHECK(e->win != MPI_WIN_NULL, "%s: refused MPI_Win_free cleared the handle", e->flavor))
         return; /* the window is gone: nothing left to unlock */
     CHECK_MPI(MPI_Win_unlock(e->rank, e->win));
     ROUNDTRIP(e, e->targets[0], false, "MPI_Win_free under a lock");
 
     CHECK_MPI(MPI_Win_lock_all(0, e->win));
-    if (!EXPECT_CLASS(MPI_Win_free(&e->win), MPI_ERR_RMA_SYNC, -1) ||
-        e->win == MPI_WIN_NULL)
-        return;
+    if (!EXPECT_CLASS(MPI_Win_free(&e->win), MPI_ERR_RMA_SYNC, -1) || e->win == MPI_WIN_NULL) return;
     ROUNDTRIP(e, e->targets[0], true, "MPI_Win_free under lock_all");
     CHECK_MPI(MPI_Win_unlock_all(e->win));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -367,8 +345,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     for (int f = 0; f < NFLAVORS; f++) {
         etest e;
-        if (!etest_setup(&e, f))
-            continue;
+        if (!etest_setup(&e, f)) continue;
         outside_epoch_errors(&e, "on a fresh window");
         fence_epoch_errors(&e);
         outside_epoch_errors(&e, "after a NOSUCCEED fence");
@@ -380,8 +357,9 @@ int main(int argc, char **argv)
     }
     /* Which of the two permitted classes this implementation uses. */
     if (check_world_rank() == 0)
-        printf("note: a second MPI_Win_lock of a locked target returns %s "
-               "(shared), %s (exclusive)\n", lock_class_name(double_lock_class[0]),
-               lock_class_name(double_lock_class[1]));
+        printf(
+            "note: a second MPI_Win_lock of a locked target returns %s "
+            "(shared), %s (exclusive)\n",
+            lock_class_name(double_lock_class[0]), lock_class_name(double_lock_class[1]));
     return check_finish();
 }

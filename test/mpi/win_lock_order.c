@@ -28,18 +28,18 @@
 #define HALF (RECORD_WORDS / 2)
 
 enum flavor { FLAVOR_CREATE, FLAVOR_ALLOCATE, FLAVOR_DYNAMIC, NFLAVORS };
-static const char *const flavor_names[] = { "create", "allocate", "dynamic" };
+static const char *const flavor_names[] = {"create", "allocate", "dynamic"};
 
 typedef struct {
     MPI_Win win;
-    int64_t *mem;        /* RECORD_WORDS + n words */
-    void *owned;         /* create/dynamic: our allocation */
-    MPI_Aint *bases;     /* dynamic: every rank's address of mem */
+    int64_t *mem;    /* RECORD_WORDS + n words */
+    void *owned;     /* create/dynamic: our allocation */
+    MPI_Aint *bases; /* dynamic: every rank's address of mem */
     int rank, n;
     const char *flavor;
-    int64_t *excl_epochs;   /* [target]: exclusive epochs this rank aimed at it */
-    int64_t *epochs;        /* [target]: epochs of any mode this rank aimed at it */
-    int64_t *fetched;       /* [target]: result of the epoch's fetch-and-op, valid
+    int64_t *excl_epochs; /* [target]: exclusive epochs this rank aimed at it */
+    int64_t *epochs;      /* [target]: epochs of any mode this rank aimed at it */
+    int64_t *fetched;     /* [target]: result of the epoch's fetch-and-op, valid
                                until the epoch ends */
 } lockwin;
 
@@ -104,8 +104,8 @@ static void close_window(lockwin *w)
     CHECK_MPI(MPI_Get(mine, words, MPI_INT64_T, w->rank, at(w, w->rank, 0), words, MPI_INT64_T, w->win));
     MPI_Win_unlock(w->rank, w->win);
     for (int i = 0; i < RECORD_WORDS; i++)
-        CHECK(mine[i] == excl[w->rank], "%s: record word %d of rank %d is %lld, expected %lld",
-              w->flavor, i, w->rank, (long long)mine[i], (long long)excl[w->rank]);
+        CHECK(mine[i] == excl[w->rank], "%s: record word %d of rank %d is %lld, expected %lld", w->flavor, i,
+              w->rank, (long long)mine[i], (long long)excl[w->rank]);
     for (int o = 0; o < w->n && RECORD_WORDS + o < words; o++)
         CHECK(mine[RECORD_WORDS + o] == all[(size_t)o * (size_t)w->n + (size_t)w->rank],
               "%s: counter of origin %d at rank %d is %lld, expected %lld", w->flavor, o, w->rank,
@@ -141,8 +141,8 @@ static void read_record(lockwin *w, int t, int64_t *rec)
     CHECK_MPI(MPI_Get(rec, RECORD_WORDS, MPI_INT64_T, t, at(w, t, 0), RECORD_WORDS, MPI_INT64_T, w->win));
     CHECK_MPI(MPI_Win_flush(t, w->win));
     for (int i = 1; i < RECORD_WORDS; i++)
-        if (!CHECK(rec[i] == rec[0], "%s: record of rank %d torn: word %d is %lld, word 0 %lld",
-                   w->flavor, t, i, (long long)rec[i], (long long)rec[0]))
+        if (!CHECK(rec[i] == rec[0], "%s: record of rank %d torn: word %d is %lld, word 0 %lld", w->flavor, t,
+                   i, (long long)rec[i], (long long)rec[0]))
             break;
 }
 
@@ -176,7 +176,8 @@ static void pair_case(lockwin *w, int epochs)
             int64_t early[RECORD_WORDS], rec[RECORD_WORDS];
             CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w->win));
             CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, w->win));
-            CHECK_MPI(MPI_Get(early, RECORD_WORDS, MPI_INT64_T, 0, at(w, 0, 0), RECORD_WORDS, MPI_INT64_T, w->win));
+            CHECK_MPI(
+                MPI_Get(early, RECORD_WORDS, MPI_INT64_T, 0, at(w, 0, 0), RECORD_WORDS, MPI_INT64_T, w->win));
             count_epoch(w, 0);
             count_epoch(w, 1);
             read_record(w, 1, rec);
@@ -193,7 +194,7 @@ static void pair_case(lockwin *w, int epochs)
 /* One epoch on a random subset of targets, locked in ascending order. */
 static void random_lock_epoch(lockwin *w, uint32_t seed)
 {
-    char *mode = calloc((size_t)w->n, 1);  /* 0 none, 1 shared, 2 exclusive */
+    char *mode = calloc((size_t)w->n, 1); /* 0 none, 1 shared, 2 exclusive */
     int locked = 0;
     for (int t = 0; t < w->n; t++) {
         uint32_t r = pattern_seed(seed, (uint32_t)t, 0x10c, 0);

@@ -25,34 +25,32 @@
 
 #define RECORD_WORDS 16
 #define HALF (RECORD_WORDS / 2)
-#define ITERS 100       /* operations per rank per phase */
+#define ITERS 100 /* operations per rank per phase */
 #define NPHASES 2
 
 enum flavor { FLAVOR_CREATE, FLAVOR_ALLOCATE, NFLAVORS };
-static const char *const flavor_names[] = { "create", "allocate" };
+static const char *const flavor_names[] = {"create", "allocate"};
 
 enum op { OP_WRITE, OP_READ_LOCK, OP_READ_LOCK_ALL, NOPS };
 
 typedef struct {
     const char *flavor;
     MPI_Win win;
-    int64_t *base;       /* one record per phase */
+    int64_t *base; /* one record per phase */
     void *mem;
     int rank, n;
-    int64_t *last_seen;  /* per target: highest value this rank observed */
+    int64_t *last_seen; /* per target: highest value this rank observed */
 } stress;
 
 static enum op schedule(int phase, int rank, int iter)
 {
-    return (enum op)(pattern_seed((uint32_t)phase, (uint32_t)rank,
-                                  (uint32_t)iter, 0x5eed) % NOPS);
+    return (enum op)(pattern_seed((uint32_t)phase, (uint32_t)rank, (uint32_t)iter, 0x5eed) % NOPS);
 }
 
 static int64_t planned_writes(int phase, int rank)
 {
     int64_t count = 0;
-    for (int i = 0; i < ITERS; i++)
-        count += schedule(phase, rank, i) == OP_WRITE;
+    for (int i = 0; i < ITERS; i++) count += schedule(phase, rank, i) == OP_WRITE;
     return count;
 }
 
@@ -67,8 +65,7 @@ static int64_t final_value(const stress *s, int phase, int t)
 {
     int64_t total = 0;
     for (int r = 0; r < s->n; r++)
-        if (write_target(s, phase, r) == t)
-            total += planned_writes(phase, r);
+        if (write_target(s, phase, r) == t) total += planned_writes(phase, r);
     return total;
 }
 
@@ -81,8 +78,7 @@ static MPI_Aint record_disp(int phase)
 static int torn_at(const int64_t *rec)
 {
     for (int i = 1; i < RECORD_WORDS; i++)
-        if (rec[i] != rec[0])
-            return i;
+        if (rec[i] != rec[0]) return i;
     return RECORD_WORDS;
 }
 
@@ -96,21 +92,17 @@ static int64_t observe(stress *s, int phase, int t, int pending, const char *how
 {
     int64_t rec[RECORD_WORDS];
     memset(rec, 0xEE, sizeof rec);
-    CHECK_MPI(MPI_Get(rec, RECORD_WORDS, MPI_INT64_T, t, record_disp(phase),
-                      RECORD_WORDS, MPI_INT64_T, s->win));
+    CHECK_MPI(
+        MPI_Get(rec, RECORD_WORDS, MPI_INT64_T, t, record_disp(phase), RECORD_WORDS, MPI_INT64_T, s->win));
     CHECK_MPI(MPI_Win_flush(t, s->win));
     int torn = torn_at(rec);
-    CHECK(torn == RECORD_WORDS,
-          "%s phase %d: record on %d torn under %s: word 0 = %lld, word %d = %lld",
-          s->flavor, phase, t, how, (long long)rec[0], torn,
-          (long long)rec[torn % RECORD_WORDS]);
+    CHECK(torn == RECORD_WORDS, "%s phase %d: record on %d torn under %s: word 0 = %lld, word %d = %lld",
+          s->flavor, phase, t, how, (long long)rec[0], torn, (long long)rec[torn % RECORD_WORDS]);
     int64_t max = final_value(s, phase, t) - pending;
     CHECK(rec[0] >= s->last_seen[t] && rec[0] <= max,
-          "%s phase %d: record on %d read %lld under %s, earlier saw %lld, max %lld",
-          s->flavor, phase, t, (long long)rec[0], how,
-          (long long)s->last_seen[t], (long long)max);
-    if (rec[0] > s->last_seen[t])
-        s->last_seen[t] = rec[0];
+          "%s phase %d: record on %d read %lld under %s, earlier saw %lld, max %lld", s->flavor, phase, t,
+          (long long)rec[0], how, (long long)s->last_seen[t], (long long)max);
+    if (rec[0] > s->last_seen[t]) s->last_seen[t] = rec[0];
     return rec[0];
 }
 
@@ -120,13 +112,11 @@ static void do_write(stress *s, int phase, int t)
     int64_t next[RECORD_WORDS];
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, s->win));
     int64_t v = observe(s, phase, t, 1, "an exclusive lock");
-    for (int i = 0; i < RECORD_WORDS; i++)
-        next[i] = v + 1;
-    CHECK_MPI(MPI_Put(next, HALF, MPI_INT64_T, t, record_disp(phase), HALF,
-                      MPI_INT64_T, s->win));
+    for (int i = 0; i < RECORD_WORDS; i++) next[i] = v + 1;
+    CHECK_MPI(MPI_Put(next, HALF, MPI_INT64_T, t, record_disp(phase), HALF, MPI_INT64_T, s->win));
     CHECK_MPI(MPI_Win_flush(t, s->win));
-    CHECK_MPI(MPI_Put(next + HALF, HALF, MPI_INT64_T, t, record_disp(phase) + HALF,
-                      HALF, MPI_INT64_T, s->win));
+    CHECK_MPI(
+        MPI_Put(next + HALF, HALF, MPI_INT64_T, t, record_disp(phase) + HALF, HALF, MPI_INT64_T, s->win));
     CHECK_MPI(MPI_Win_unlock(t, s->win));
     s->last_seen[t] = v + 1; /* our own write: nothing older may show up */
 }
@@ -151,39 +141,32 @@ static void check_final(stress *s, int phase)
     int t = write_target(s, phase, s->rank);
     int64_t rec[RECORD_WORDS];
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, s->win));
-    CHECK_MPI(MPI_Get(rec, RECORD_WORDS, MPI_INT64_T, t, record_disp(phase),
-                      RECORD_WORDS, MPI_INT64_T, s->win));
+    CHECK_MPI(
+        MPI_Get(rec, RECORD_WORDS, MPI_INT64_T, t, record_disp(phase), RECORD_WORDS, MPI_INT64_T, s->win));
     CHECK_MPI(MPI_Win_unlock(t, s->win));
     int64_t want = final_value(s, phase, t);
     CHECK(torn_at(rec) == RECORD_WORDS && rec[0] == want,
-          "%s phase %d: final record on %d is %lld..%lld, expected %lld",
-          s->flavor, phase, t, (long long)rec[0],
-          (long long)rec[RECORD_WORDS - 1], (long long)want);
+          "%s phase %d: final record on %d is %lld..%lld, expected %lld", s->flavor, phase, t,
+          (long long)rec[0], (long long)rec[RECORD_WORDS - 1], (long long)want);
 
     want = final_value(s, phase, s->rank);
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, s->rank, 0, s->win));
     const int64_t *mine = s->base + record_disp(phase);
     CHECK(torn_at(mine) == RECORD_WORDS && mine[0] == want,
-          "%s phase %d: own record in local memory is %lld..%lld, expected %lld",
-          s->flavor, phase, (long long)mine[0],
-          (long long)mine[RECORD_WORDS - 1], (long long)want);
+          "%s phase %d: own record in local memory is %lld..%lld, expected %lld", s->flavor, phase,
+          (long long)mine[0], (long long)mine[RECORD_WORDS - 1], (long long)want);
     CHECK_MPI(MPI_Win_unlock(s->rank, s->win));
 }
 
 static void run_phase(stress *s, int phase)
 {
     int t = write_target(s, phase, s->rank);
-    for (int i = 0; i < s->n; i++)
-        s->last_seen[i] = 0;
+    for (int i = 0; i < s->n; i++) s->last_seen[i] = 0;
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     for (int i = 0; i < ITERS; i++) {
         switch (schedule(phase, s->rank, i)) {
-        case OP_WRITE:
-            do_write(s, phase, t);
-            break;
-        case OP_READ_LOCK:
-            do_read(s, phase, t, false);
-            break;
+        case OP_WRITE: do_write(s, phase, t); break;
+        case OP_READ_LOCK: do_read(s, phase, t, false); break;
         default:
             /* Phase 1 reads its own record here, against the left's writes. */
             do_read(s, phase, phase == 0 ? t : s->rank, true);
@@ -196,7 +179,7 @@ static void run_phase(stress *s, int phase)
 
 static void stress_flavor(int flavor)
 {
-    stress s = { .flavor = flavor_names[flavor] };
+    stress s = {.flavor = flavor_names[flavor]};
     MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &s.n);
     MPI_Aint bytes = NPHASES * RECORD_WORDS * (MPI_Aint)sizeof(int64_t);
@@ -204,24 +187,20 @@ static void stress_flavor(int flavor)
     if (flavor == FLAVOR_CREATE) {
         s.mem = calloc(1, (size_t)bytes);
         s.base = s.mem;
-        rc = MPI_Win_create(s.base, bytes, sizeof(int64_t), MPI_INFO_NULL,
-                            MPI_COMM_WORLD, &s.win);
+        rc = MPI_Win_create(s.base, bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &s.win);
     } else {
-        rc = MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL,
-                              MPI_COMM_WORLD, &s.base, &s.win);
-        if (rc == MPI_SUCCESS)
-            memset(s.base, 0, (size_t)bytes);
+        rc = MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &s.base, &s.win);
+        if (rc == MPI_SUCCESS) memset(s.base, 0, (size_t)bytes);
     }
-    if (!CHECK(rc == MPI_SUCCESS, "%s: window creation failed, class %s",
-               s.flavor, check_class_name(check_error_class(rc)))) {
+    if (!CHECK(rc == MPI_SUCCESS, "%s: window creation failed, class %s", s.flavor,
+               check_class_name(check_error_class(rc)))) {
         free(s.mem);
         return;
     }
     MPI_Win_set_errhandler(s.win, MPI_ERRORS_RETURN);
     s.last_seen = calloc((size_t)s.n, sizeof *s.last_seen);
 
-    for (int phase = 0; phase < NPHASES; phase++)
-        run_phase(&s, phase);
+    for (int phase = 0; phase < NPHASES; phase++) run_phase(&s, phase);
 
     CHECK_MPI(MPI_Win_free(&s.win));
     free(s.last_seen);
@@ -234,7 +213,6 @@ int main(int argc, char **argv)
     check_watchdog(120); /* a stalled rank says where (check.h) */
     /* A window that cannot be created is a reported failure, not an abort. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    for (int f = 0; f < NFLAVORS; f++)
-        stress_flavor(f);
+    for (int f = 0; f < NFLAVORS; f++) stress_flavor(f);
     return check_finish();
 }

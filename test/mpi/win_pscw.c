@@ -27,7 +27,8 @@ int main(int argc, char **argv)
 
     long *mem;
     MPI_Win win;
-    MPI_Win_allocate((MPI_Aint) (size * sizeof(long)), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    MPI_Win_allocate((MPI_Aint)(size * sizeof(long)), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                     &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     for (int i = 0; i < size; i++) mem[i] = -1;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -40,7 +41,7 @@ int main(int argc, char **argv)
 
     /* Every rank exposes to everyone and accesses everyone (overlapping groups), for
      * many epochs; odd epochs use MPI_Win_test instead of MPI_Win_wait. */
-    int *all = malloc(sizeof(int) * (size_t) size);
+    int *all = malloc(sizeof(int) * (size_t)size);
     for (int i = 0; i < size; i++) all[i] = i;
     MPI_Group everyone = ranks_group(world, all, size);
     const int epochs = 30;
@@ -48,7 +49,7 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Win_post(everyone, 0, win));
         CHECK_MPI(MPI_Win_start(everyone, 0, win));
         for (int t = 0; t < size; t++) {
-            long v = (long) e * 1000 + rank;
+            long v = (long)e * 1000 + rank;
             CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, t, rank, 1, MPI_LONG, win));
         }
         CHECK_MPI(MPI_Win_complete(win));
@@ -60,7 +61,7 @@ int main(int argc, char **argv)
             CHECK_MPI(MPI_Win_wait(win));
         }
         for (int o = 0; o < size; o++)
-            CHECK(mem[o] == (long) e * 1000 + o, "epoch %d: slot of rank %d holds %ld", e, o, mem[o]);
+            CHECK(mem[o] == (long)e * 1000 + o, "epoch %d: slot of rank %d holds %ld", e, o, mem[o]);
     }
 
     /* A ring with distinct groups: I expose to my left neighbour and access my right. */
@@ -75,7 +76,8 @@ int main(int argc, char **argv)
             /* Accessing a rank outside the start group is an error. */
             if (size > 2) {
                 int other = (rank + 2) % size;
-                CHECK(check_error_class(MPI_Put(&v, 1, MPI_LONG, other, 0, 1, MPI_LONG, win)) == MPI_ERR_RMA_SYNC,
+                CHECK(check_error_class(MPI_Put(&v, 1, MPI_LONG, other, 0, 1, MPI_LONG, win)) ==
+                          MPI_ERR_RMA_SYNC,
                       "put to a rank outside the start group");
             }
             CHECK_MPI(MPI_Win_complete(win));
@@ -89,7 +91,8 @@ int main(int argc, char **argv)
     /* Mixing epochs is an error: lock inside start, fence inside post. */
     CHECK_MPI(MPI_Win_post(everyone, 0, win));
     CHECK_MPI(MPI_Win_start(everyone, 0, win));
-    CHECK(check_error_class(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win)) == MPI_ERR_RMA_SYNC, "lock inside start");
+    CHECK(check_error_class(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win)) == MPI_ERR_RMA_SYNC,
+          "lock inside start");
     CHECK(check_error_class(MPI_Win_start(everyone, 0, win)) == MPI_ERR_RMA_SYNC, "start inside start");
     CHECK(check_error_class(MPI_Win_post(everyone, 0, win)) == MPI_ERR_RMA_SYNC, "post inside post");
     CHECK_MPI(MPI_Win_complete(win));

@@ -32,17 +32,17 @@
 #include <stdlib.h>
 
 #define MAX_SIZE ((1 << 20) + 3)
-#define GUARD 16          /* poisoned bytes checked around every transfer */
+#define GUARD 16 /* poisoned bytes checked around every transfer */
 #define POISON 0xEE
-#define RING_BYTES 1000   /* ring and Win_sync payloads */
-#define COUNTER_ITERS 25  /* increments per rank in the counter test */
-#define ZERO_SLOT 64      /* per-origin slot in the zero-size test */
+#define RING_BYTES 1000  /* ring and Win_sync payloads */
+#define COUNTER_ITERS 25 /* increments per rank in the counter test */
+#define ZERO_SLOT 64     /* per-origin slot in the zero-size test */
 
-static const int sizes[] = { 0, 1, 8, 4095, 4096, 4097, 65536, MAX_SIZE };
+static const int sizes[] = {0, 1, 8, 4095, 4096, 4097, 65536, MAX_SIZE};
 #define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
 
 enum flavor { FLAVOR_CREATE, FLAVOR_ALLOCATE, NFLAVORS };
-static const char *const flavor_names[] = { "create", "allocate" };
+static const char *const flavor_names[] = {"create", "allocate"};
 
 enum sync_mode {
     SYNC_FENCE,
@@ -55,8 +55,13 @@ enum sync_mode {
     NSYNC_MODES
 };
 static const char *const sync_names[] = {
-    "fence", "lock-shared", "lock-exclusive", "lock_all+flush",
-    "lock_all+flush_all", "lock_all+flush_local", "lock_all+flush_local_all",
+    "fence",
+    "lock-shared",
+    "lock-exclusive",
+    "lock_all+flush",
+    "lock_all+flush_all",
+    "lock_all+flush_local",
+    "lock_all+flush_local_all",
 };
 
 /*
@@ -79,14 +84,14 @@ static uint32_t test_round_base(int test_index)
  */
 typedef struct {
     char label[64];
-    uint32_t round;         /* next pattern round, see test_round_base() */
+    uint32_t round; /* next pattern round, see test_round_base() */
     MPI_Comm comm;
     MPI_Win win;
     int rank, n, disp_unit, flavor;
     size_t slot_bytes, lead;
-    unsigned char *base;    /* window memory */
-    unsigned char *local;   /* origin / result buffers */
-    void *create_mem;       /* user memory given to MPI_Win_create */
+    unsigned char *base;  /* window memory */
+    unsigned char *local; /* origin / result buffers */
+    void *create_mem;     /* user memory given to MPI_Win_create */
 } wtest;
 
 static unsigned char *win_slot(const wtest *w, int s)
@@ -105,16 +110,14 @@ static MPI_Aint slot_disp(const wtest *w, int s)
     return (MPI_Aint)(((size_t)s * w->slot_bytes + w->lead) / (size_t)w->disp_unit);
 }
 
-static uint32_t data_seed(uint32_t round, bool is_put, int size, int origin,
-                          int target)
+static uint32_t data_seed(uint32_t round, bool is_put, int size, int origin, int target)
 {
-    return pattern_seed(round, (uint32_t)size * 2u + is_put, (uint32_t)origin,
-                        (uint32_t)target);
+    return pattern_seed(round, (uint32_t)size * 2u + is_put, (uint32_t)origin, (uint32_t)target);
 }
 
 /* Creates the window; returns false (after reporting) if that failed. */
-static bool wtest_setup(wtest *w, int test_index, int flavor, MPI_Comm comm,
-                        const char *comm_name, int disp_unit)
+static bool wtest_setup(wtest *w, int test_index, int flavor, MPI_Comm comm, const char *comm_name,
+                        int disp_unit)
 {
     memset(w, 0, sizeof *w);
     w->round = test_round_base(test_index);
@@ -123,8 +126,7 @@ static bool wtest_setup(wtest *w, int test_index, int flavor, MPI_Comm comm,
     w->disp_unit = disp_unit;
     MPI_Comm_rank(comm, &w->rank);
     MPI_Comm_size(comm, &w->n);
-    snprintf(w->label, sizeof w->label, "%s/%s/du%d", flavor_names[flavor],
-             comm_name, disp_unit);
+    snprintf(w->label, sizeof w->label, "%s/%s/du%d", flavor_names[flavor], comm_name, disp_unit);
     w->lead = GUARD + (disp_unit == 1 ? 3 : 0);
     w->slot_bytes = (w->lead + MAX_SIZE + GUARD + 7) / 8 * 8;
     MPI_Aint win_bytes = (MPI_Aint)(w->slot_bytes * (size_t)w->n);
@@ -134,14 +136,12 @@ static bool wtest_setup(wtest *w, int test_index, int flavor, MPI_Comm comm,
     if (flavor == FLAVOR_CREATE) {
         w->create_mem = malloc((size_t)win_bytes);
         w->base = w->create_mem;
-        rc = MPI_Win_create(w->base, win_bytes, disp_unit, MPI_INFO_NULL,
-                            comm, &w->win);
+        rc = MPI_Win_create(w->base, win_bytes, disp_unit, MPI_INFO_NULL, comm, &w->win);
     } else {
-        rc = MPI_Win_allocate(win_bytes, disp_unit, MPI_INFO_NULL, comm,
-                              &w->base, &w->win);
+        rc = MPI_Win_allocate(win_bytes, disp_unit, MPI_INFO_NULL, comm, &w->base, &w->win);
     }
-    if (!CHECK(rc == MPI_SUCCESS && w->local, "%s: window creation failed, class %s",
-               w->label, check_class_name(check_error_class(rc)))) {
+    if (!CHECK(rc == MPI_SUCCESS && w->local, "%s: window creation failed, class %s", w->label,
+               check_class_name(check_error_class(rc)))) {
         free(w->create_mem);
         free(w->local);
         return false;
@@ -154,8 +154,7 @@ static bool wtest_setup(wtest *w, int test_index, int flavor, MPI_Comm comm,
 static void wtest_teardown(wtest *w)
 {
     CHECK_MPI(MPI_Win_free(&w->win));
-    CHECK(w->win == MPI_WIN_NULL, "%s: MPI_Win_free left the handle set",
-          w->label);
+    CHECK(w->win == MPI_WIN_NULL, "%s: MPI_Win_free left the handle set", w->label);
     free(w->create_mem);
     free(w->local);
 }
@@ -173,50 +172,43 @@ static void local_access_end(const wtest *w)
 }
 
 /* Checks a slot: guard, `size` bytes of pattern `seed`, guard. */
-static void check_slot(const wtest *w, const unsigned char *slot, int size,
-                       uint32_t seed, const char *what)
+static void check_slot(const wtest *w, const unsigned char *slot, int size, uint32_t seed, const char *what)
 {
     size_t n = (size_t)size;
     size_t bad = fill_mismatch(slot, w->lead, POISON);
-    CHECK(bad == w->lead, "%s: guard byte %zu before the data is 0x%02x",
-          what, bad, slot[bad]);
+    CHECK(bad == w->lead, "%s: guard byte %zu before the data is 0x%02x", what, bad, slot[bad]);
     bad = pattern_mismatch(slot + w->lead, n, seed);
-    CHECK(bad == n, "%s: data byte %zu of %zu is 0x%02x, expected 0x%02x",
-          what, bad, n, bad < n ? slot[w->lead + bad] : 0,
-          pattern_byte(seed, bad));
+    CHECK(bad == n, "%s: data byte %zu of %zu is 0x%02x, expected 0x%02x", what, bad, n,
+          bad < n ? slot[w->lead + bad] : 0, pattern_byte(seed, bad));
     bad = fill_mismatch(slot + w->lead + n, GUARD, POISON);
-    CHECK(bad == GUARD, "%s: guard byte %zu after the data is 0x%02x", what,
-          bad, bad < GUARD ? slot[w->lead + n + bad] : 0);
+    CHECK(bad == GUARD, "%s: guard byte %zu after the data is 0x%02x", what, bad,
+          bad < GUARD ? slot[w->lead + n + bad] : 0);
 }
 
-static void describe(char *buf, size_t len, const wtest *w, int mode,
-                     bool is_put, int size, int origin, int target)
+static void describe(char *buf, size_t len, const wtest *w, int mode, bool is_put, int size, int origin,
+                     int target)
 {
-    snprintf(buf, len, "%s %s %s size %d origin %d target %d", w->label,
-             sync_names[mode], is_put ? "put" : "get", size, origin, target);
+    snprintf(buf, len, "%s %s %s size %d origin %d target %d", w->label, sync_names[mode],
+             is_put ? "put" : "get", size, origin, target);
 }
 
 /* Target side of a put phase: every origin's slot holds its data. */
-static void check_put_arrivals(const wtest *w, int mode, int size,
-                               uint32_t round)
+static void check_put_arrivals(const wtest *w, int mode, int size, uint32_t round)
 {
     char what[160];
     for (int o = 0; o < w->n; o++) {
         describe(what, sizeof what, w, mode, true, size, o, w->rank);
-        check_slot(w, win_slot(w, o), size,
-                   data_seed(round, true, size, o, w->rank), what);
+        check_slot(w, win_slot(w, o), size, data_seed(round, true, size, o, w->rank), what);
     }
 }
 
 /* Origin side of a get phase: every target's data landed in its slot. */
-static void check_get_results(const wtest *w, int mode, int size,
-                              uint32_t round)
+static void check_get_results(const wtest *w, int mode, int size, uint32_t round)
 {
     char what[160];
     for (int t = 0; t < w->n; t++) {
         describe(what, sizeof what, w, mode, false, size, w->rank, t);
-        check_slot(w, local_slot(w, t), size,
-                   data_seed(round, false, size, w->rank, t), what);
+        check_slot(w, local_slot(w, t), size, data_seed(round, false, size, w->rank, t), what);
     }
 }
 
@@ -234,12 +226,10 @@ static void prepare_phase(const wtest *w, bool is_put, int size, uint32_t round)
     for (int s = 0; s < w->n; s++) {
         if (is_put) {
             poison_slot(w, win_slot(w, s), size);
-            pattern_fill(local_slot(w, s) + w->lead, (size_t)size,
-                         data_seed(round, true, size, w->rank, s));
+            pattern_fill(local_slot(w, s) + w->lead, (size_t)size, data_seed(round, true, size, w->rank, s));
         } else {
             poison_slot(w, local_slot(w, s), size);
-            pattern_fill(win_slot(w, s) + w->lead, (size_t)size,
-                         data_seed(round, false, size, s, w->rank));
+            pattern_fill(win_slot(w, s) + w->lead, (size_t)size, data_seed(round, false, size, s, w->rank));
         }
     }
     local_access_end(w);
@@ -278,18 +268,15 @@ static void run_phase(wtest *w, int mode, bool is_put, int size)
         CHECK_MPI(MPI_Win_lock_all(0, w->win));
 
     for (int k = 0; k < w->n; k++) {
-        int t = (w->rank + k) % w->n;  /* stagger targets, self first */
+        int t = (w->rank + k) % w->n; /* stagger targets, self first */
         if (is_lock_mode(mode))
-            CHECK_MPI(MPI_Win_lock(mode == SYNC_LOCK_SHARED ? MPI_LOCK_SHARED
-                                                           : MPI_LOCK_EXCLUSIVE,
-                                   t, 0, w->win));
+            CHECK_MPI(
+                MPI_Win_lock(mode == SYNC_LOCK_SHARED ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, t, 0, w->win));
         unsigned char *buf = local_slot(w, t) + w->lead;
         if (is_put)
-            CHECK_MPI(MPI_Put(buf, size, MPI_BYTE, t, slot_disp(w, w->rank),
-                              size, MPI_BYTE, w->win));
+            CHECK_MPI(MPI_Put(buf, size, MPI_BYTE, t, slot_disp(w, w->rank), size, MPI_BYTE, w->win));
         else
-            CHECK_MPI(MPI_Get(buf, size, MPI_BYTE, t, slot_disp(w, w->rank),
-                              size, MPI_BYTE, w->win));
+            CHECK_MPI(MPI_Get(buf, size, MPI_BYTE, t, slot_disp(w, w->rank), size, MPI_BYTE, w->win));
         if (mode == SYNC_FLUSH)
             CHECK_MPI(MPI_Win_flush(t, w->win));
         else if (mode == SYNC_FLUSH_LOCAL)
@@ -307,8 +294,7 @@ static void run_phase(wtest *w, int mode, bool is_put, int size)
     if (!is_put) {
         check_get_results(w, mode, size, round);
     } else if (mode == SYNC_FLUSH_LOCAL || mode == SYNC_FLUSH_LOCAL_ALL) {
-        for (int t = 0; t < w->n; t++)
-            memset(local_slot(w, t) + w->lead, POISON ^ 0xFF, (size_t)size);
+        for (int t = 0; t < w->n; t++) memset(local_slot(w, t) + w->lead, POISON ^ 0xFF, (size_t)size);
     } else if (mode == SYNC_FLUSH || mode == SYNC_FLUSH_ALL) {
         /* flush means remotely complete: check before anyone unlocks. */
         CHECK_MPI(MPI_Barrier(w->comm));
@@ -317,8 +303,7 @@ static void run_phase(wtest *w, int mode, bool is_put, int size)
         CHECK_MPI(MPI_Barrier(w->comm));
     }
 
-    if (is_lock_all_mode(mode))
-        CHECK_MPI(MPI_Win_unlock_all(w->win));
+    if (is_lock_all_mode(mode)) CHECK_MPI(MPI_Win_unlock_all(w->win));
     CHECK_MPI(MPI_Barrier(w->comm));
     if (is_put) {
         local_access_begin(w, MPI_LOCK_SHARED);
@@ -336,37 +321,31 @@ static void check_attrs(const wtest *w)
     int *disp_unit = NULL, *model = NULL, *flavor = NULL;
 
     CHECK_MPI(MPI_Win_get_attr(w->win, MPI_WIN_BASE, &base, &flag));
-    CHECK(flag && base == w->base, "%s: MPI_WIN_BASE flag %d %p, expected %p",
-          w->label, flag, base, (void *)w->base);
+    CHECK(flag && base == w->base, "%s: MPI_WIN_BASE flag %d %p, expected %p", w->label, flag, base,
+          (void *)w->base);
     CHECK_MPI(MPI_Win_get_attr(w->win, MPI_WIN_SIZE, &size, &flag));
     MPI_Aint want = (MPI_Aint)(w->slot_bytes * (size_t)w->n);
-    CHECK(flag && size && *size == want, "%s: MPI_WIN_SIZE flag %d %ld, expected %ld",
-          w->label, flag, size ? (long)*size : -1L, (long)want);
+    CHECK(flag && size && *size == want, "%s: MPI_WIN_SIZE flag %d %ld, expected %ld", w->label, flag,
+          size ? (long)*size : -1L, (long)want);
     CHECK_MPI(MPI_Win_get_attr(w->win, MPI_WIN_DISP_UNIT, &disp_unit, &flag));
-    CHECK(flag && disp_unit && *disp_unit == w->disp_unit,
-          "%s: MPI_WIN_DISP_UNIT flag %d %d", w->label, flag,
+    CHECK(flag && disp_unit && *disp_unit == w->disp_unit, "%s: MPI_WIN_DISP_UNIT flag %d %d", w->label, flag,
           disp_unit ? *disp_unit : -1);
     CHECK_MPI(MPI_Win_get_attr(w->win, MPI_WIN_MODEL, &model, &flag));
     CHECK(flag && model && *model == MPI_WIN_UNIFIED,
-          "%s: MPI_WIN_MODEL flag %d %d, expected MPI_WIN_UNIFIED (%d)",
-          w->label, flag, model ? *model : -1, MPI_WIN_UNIFIED);
+          "%s: MPI_WIN_MODEL flag %d %d, expected MPI_WIN_UNIFIED (%d)", w->label, flag, model ? *model : -1,
+          MPI_WIN_UNIFIED);
     CHECK_MPI(MPI_Win_get_attr(w->win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
-    int want_flavor = w->flavor == FLAVOR_CREATE ? MPI_WIN_FLAVOR_CREATE
-                                                 : MPI_WIN_FLAVOR_ALLOCATE;
-    CHECK(flag && flavor && *flavor == want_flavor,
-          "%s: MPI_WIN_CREATE_FLAVOR flag %d %d, expected %d", w->label, flag,
-          flavor ? *flavor : -1, want_flavor);
+    int want_flavor = w->flavor == FLAVOR_CREATE ? MPI_WIN_FLAVOR_CREATE : MPI_WIN_FLAVOR_ALLOCATE;
+    CHECK(flag && flavor && *flavor == want_flavor, "%s: MPI_WIN_CREATE_FLAVOR flag %d %d, expected %d",
+          w->label, flag, flavor ? *flavor : -1, want_flavor);
 
     MPI_Group wgroup = MPI_GROUP_NULL, cgroup = MPI_GROUP_NULL;
     int cmp = MPI_UNEQUAL;
     CHECK_MPI(MPI_Win_get_group(w->win, &wgroup));
     MPI_Comm_group(w->comm, &cgroup);
-    if (wgroup != MPI_GROUP_NULL)
-        MPI_Group_compare(wgroup, cgroup, &cmp);
-    CHECK(cmp == MPI_IDENT, "%s: window group compares %d to the communicator's",
-          w->label, cmp);
-    if (wgroup != MPI_GROUP_NULL)
-        MPI_Group_free(&wgroup);
+    if (wgroup != MPI_GROUP_NULL) MPI_Group_compare(wgroup, cgroup, &cmp);
+    CHECK(cmp == MPI_IDENT, "%s: window group compares %d to the communicator's", w->label, cmp);
+    if (wgroup != MPI_GROUP_NULL) MPI_Group_free(&wgroup);
     MPI_Group_free(&cgroup);
 }
 
@@ -383,17 +362,13 @@ static void proc_null_test(const wtest *w)
     CHECK_MPI(MPI_Barrier(w->comm));
 
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE, w->win));
-    CHECK_MPI(MPI_Put(src, RING_BYTES, MPI_BYTE, MPI_PROC_NULL, 0, RING_BYTES,
-                      MPI_BYTE, w->win));
-    CHECK_MPI(MPI_Get(dst, RING_BYTES, MPI_BYTE, MPI_PROC_NULL, 0, RING_BYTES,
-                      MPI_BYTE, w->win));
+    CHECK_MPI(MPI_Put(src, RING_BYTES, MPI_BYTE, MPI_PROC_NULL, 0, RING_BYTES, MPI_BYTE, w->win));
+    CHECK_MPI(MPI_Get(dst, RING_BYTES, MPI_BYTE, MPI_PROC_NULL, 0, RING_BYTES, MPI_BYTE, w->win));
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, w->win));
 
     CHECK_MPI(MPI_Win_lock_all(0, w->win));
-    CHECK_MPI(MPI_Put(src, RING_BYTES, MPI_BYTE, MPI_PROC_NULL, 0, RING_BYTES,
-                      MPI_BYTE, w->win));
-    CHECK_MPI(MPI_Get(dst, RING_BYTES, MPI_BYTE, MPI_PROC_NULL, 0, RING_BYTES,
-                      MPI_BYTE, w->win));
+    CHECK_MPI(MPI_Put(src, RING_BYTES, MPI_BYTE, MPI_PROC_NULL, 0, RING_BYTES, MPI_BYTE, w->win));
+    CHECK_MPI(MPI_Get(dst, RING_BYTES, MPI_BYTE, MPI_PROC_NULL, 0, RING_BYTES, MPI_BYTE, w->win));
     CHECK_MPI(MPI_Win_flush_all(w->win));
     CHECK_MPI(MPI_Win_unlock_all(w->win));
     CHECK_MPI(MPI_Barrier(w->comm));
@@ -402,8 +377,8 @@ static void proc_null_test(const wtest *w)
     CHECK(bad == RING_BYTES, "%s: MPI_PROC_NULL get wrote byte %zu", w->label, bad);
     local_access_begin(w, MPI_LOCK_SHARED);
     bad = fill_mismatch(win_slot(w, w->rank), w->lead + RING_BYTES + GUARD, POISON);
-    CHECK(bad == w->lead + RING_BYTES + GUARD,
-          "%s: MPI_PROC_NULL put changed window byte %zu", w->label, bad);
+    CHECK(bad == w->lead + RING_BYTES + GUARD, "%s: MPI_PROC_NULL put changed window byte %zu", w->label,
+          bad);
     local_access_end(w);
 }
 
@@ -420,16 +395,13 @@ static void ring_test(wtest *w)
     for (int iter = 0; iter < 3; iter++) {
         uint32_t round = w->round++;
         size_t half = (size_t)(iter % 2) * (RING_BYTES + GUARD);
-        pattern_fill(local_slot(w, 0) + half, RING_BYTES,
-                     data_seed(round, true, RING_BYTES, w->rank, right));
+        pattern_fill(local_slot(w, 0) + half, RING_BYTES, data_seed(round, true, RING_BYTES, w->rank, right));
         CHECK_MPI(MPI_Put(local_slot(w, 0) + half, RING_BYTES, MPI_BYTE, right,
-                          (MPI_Aint)(half / (size_t)w->disp_unit), RING_BYTES,
-                          MPI_BYTE, w->win));
+                          (MPI_Aint)(half / (size_t)w->disp_unit), RING_BYTES, MPI_BYTE, w->win));
         CHECK_MPI(MPI_Win_fence(0, w->win));
         uint32_t seed = data_seed(round, true, RING_BYTES, left, w->rank);
         size_t bad = pattern_mismatch(win_slot(w, 0) + half, RING_BYTES, seed);
-        CHECK(bad == RING_BYTES, "%s: ring round %d from %d: byte %zu wrong",
-              w->label, iter, left, bad);
+        CHECK(bad == RING_BYTES, "%s: ring round %d from %d: byte %zu wrong", w->label, iter, left, bad);
     }
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, w->win));
 }
@@ -451,32 +423,25 @@ static void win_sync_test(wtest *w)
     CHECK_MPI(MPI_Win_sync(w->win));
 
     memset(got, POISON, RING_BYTES);
-    CHECK_MPI(MPI_Get(got, RING_BYTES, MPI_BYTE, w->rank, slot_disp(w, 0),
-                      RING_BYTES, MPI_BYTE, w->win));
+    CHECK_MPI(MPI_Get(got, RING_BYTES, MPI_BYTE, w->rank, slot_disp(w, 0), RING_BYTES, MPI_BYTE, w->win));
     CHECK_MPI(MPI_Win_flush(w->rank, w->win));
-    size_t bad = pattern_mismatch(got, RING_BYTES,
-                                  data_seed(round, true, 0, w->rank, w->rank));
-    CHECK(bad == RING_BYTES, "%s: get from self after Win_sync: byte %zu wrong",
-          w->label, bad);
+    size_t bad = pattern_mismatch(got, RING_BYTES, data_seed(round, true, 0, w->rank, w->rank));
+    CHECK(bad == RING_BYTES, "%s: get from self after Win_sync: byte %zu wrong", w->label, bad);
 
     CHECK_MPI(MPI_Barrier(w->comm));
     memset(got, POISON, RING_BYTES);
-    CHECK_MPI(MPI_Get(got, RING_BYTES, MPI_BYTE, right, slot_disp(w, 0),
-                      RING_BYTES, MPI_BYTE, w->win));
+    CHECK_MPI(MPI_Get(got, RING_BYTES, MPI_BYTE, right, slot_disp(w, 0), RING_BYTES, MPI_BYTE, w->win));
     CHECK_MPI(MPI_Win_flush(right, w->win));
     bad = pattern_mismatch(got, RING_BYTES, data_seed(round, true, 0, right, right));
-    CHECK(bad == RING_BYTES,
-          "%s: get from %d after its Win_sync: byte %zu wrong", w->label, right, bad);
+    CHECK(bad == RING_BYTES, "%s: get from %d after its Win_sync: byte %zu wrong", w->label, right, bad);
     CHECK_MPI(MPI_Win_unlock_all(w->win));
     CHECK_MPI(MPI_Barrier(w->comm));
 }
 
-static void window_tests(int test_index, int flavor, MPI_Comm comm,
-                         const char *comm_name, int disp_unit)
+static void window_tests(int test_index, int flavor, MPI_Comm comm, const char *comm_name, int disp_unit)
 {
     wtest w;
-    if (!wtest_setup(&w, test_index, flavor, comm, comm_name, disp_unit))
-        return;
+    if (!wtest_setup(&w, test_index, flavor, comm, comm_name, disp_unit)) return;
     check_attrs(&w);
     proc_null_test(&w);
     ring_test(&w);
@@ -491,8 +456,7 @@ static void window_tests(int test_index, int flavor, MPI_Comm comm,
 
 /* Creates a window of `bytes` (disp_unit 8, zeroed) on MPI_COMM_WORLD;
  * returns false (after reporting) if that failed. */
-static bool world_window(int flavor, MPI_Aint bytes, const char *what,
-                         MPI_Win *win, void **mem, void **base)
+static bool world_window(int flavor, MPI_Aint bytes, const char *what, MPI_Win *win, void **mem, void **base)
 {
     int rc;
     *win = MPI_WIN_NULL;
@@ -503,11 +467,10 @@ static bool world_window(int flavor, MPI_Aint bytes, const char *what,
         rc = MPI_Win_create(*base, bytes, 8, MPI_INFO_NULL, MPI_COMM_WORLD, win);
     } else {
         rc = MPI_Win_allocate(bytes, 8, MPI_INFO_NULL, MPI_COMM_WORLD, base, win);
-        if (rc == MPI_SUCCESS && bytes > 0)
-            memset(*base, 0, (size_t)bytes);
+        if (rc == MPI_SUCCESS && bytes > 0) memset(*base, 0, (size_t)bytes);
     }
-    if (!CHECK(rc == MPI_SUCCESS, "%s %s: window creation failed, class %s",
-               flavor_names[flavor], what, check_class_name(check_error_class(rc)))) {
+    if (!CHECK(rc == MPI_SUCCESS, "%s %s: window creation failed, class %s", flavor_names[flavor], what,
+               check_class_name(check_error_class(rc)))) {
         free(*mem);
         return false;
     }
@@ -527,8 +490,7 @@ static void counter_test(int flavor)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     void *mem, *base;
     MPI_Win win;
-    if (!world_window(flavor, sizeof(int64_t), "counter", &win, &mem, &base))
-        return;
+    if (!world_window(flavor, sizeof(int64_t), "counter", &win, &mem, &base)) return;
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* counter zeroed everywhere */
 
     int64_t last = -1;
@@ -542,8 +504,8 @@ static void counter_test(int flavor)
         CHECK_MPI(MPI_Win_unlock(0, win));
         /* Our own previous increment must be visible: strictly increasing. */
         CHECK(seen > last && seen < (int64_t)n * COUNTER_ITERS,
-              "%s counter: read %lld after previously reading %lld",
-              flavor_names[flavor], (long long)seen, (long long)last);
+              "%s counter: read %lld after previously reading %lld", flavor_names[flavor], (long long)seen,
+              (long long)last);
         last = seen;
     }
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -552,9 +514,8 @@ static void counter_test(int flavor)
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
     CHECK_MPI(MPI_Get(&final, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, win));
     CHECK_MPI(MPI_Win_unlock(0, win));
-    CHECK(final == (int64_t)n * COUNTER_ITERS,
-          "%s counter: final value %lld, expected %lld", flavor_names[flavor],
-          (long long)final, (long long)n * COUNTER_ITERS);
+    CHECK(final == (int64_t)n * COUNTER_ITERS, "%s counter: final value %lld, expected %lld",
+          flavor_names[flavor], (long long) final, (long long)n * COUNTER_ITERS);
     CHECK_MPI(MPI_Win_free(&win));
     free(mem);
 }
@@ -572,19 +533,17 @@ static void zero_size_test(int test_index, int flavor)
     MPI_Aint bytes = rank % 2 ? 0 : (MPI_Aint)n * ZERO_SLOT;
     void *mem, *base;
     MPI_Win win;
-    if (!world_window(flavor, bytes, "zero-size", &win, &mem, &base))
-        return;
+    if (!world_window(flavor, bytes, "zero-size", &win, &mem, &base)) return;
     const char *fl = flavor_names[flavor];
 
     int flag = 0;
     MPI_Aint *size = NULL;
     void *attr_base = NULL;
     CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_SIZE, &size, &flag));
-    CHECK(flag && size && *size == bytes, "%s zero-size: MPI_WIN_SIZE %ld, expected %ld",
-          fl, size ? (long)*size : -1L, (long)bytes);
+    CHECK(flag && size && *size == bytes, "%s zero-size: MPI_WIN_SIZE %ld, expected %ld", fl,
+          size ? (long)*size : -1L, (long)bytes);
     CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_BASE, &attr_base, &flag));
-    CHECK(flag && attr_base == base, "%s zero-size: MPI_WIN_BASE %p, expected %p",
-          fl, attr_base, base);
+    CHECK(flag && attr_base == base, "%s zero-size: MPI_WIN_BASE %p, expected %p", fl, attr_base, base);
 
     /* Slot t of out/in is this rank's data for / from target t. */
     unsigned char *out = malloc((size_t)n * ZERO_SLOT);
@@ -601,8 +560,8 @@ static void zero_size_test(int test_index, int flavor)
             CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
         for (int t = 0; t < n; t += 2) {
             pattern_fill(out + t * ZERO_SLOT, ZERO_SLOT, data_seed(round, true, 0, rank, t));
-            CHECK_MPI(MPI_Put(out + t * ZERO_SLOT, ZERO_SLOT, MPI_BYTE, t, my_disp,
-                              ZERO_SLOT, MPI_BYTE, win));
+            CHECK_MPI(
+                MPI_Put(out + t * ZERO_SLOT, ZERO_SLOT, MPI_BYTE, t, my_disp, ZERO_SLOT, MPI_BYTE, win));
         }
         if (passive) {
             CHECK_MPI(MPI_Win_flush_all(win));
@@ -612,28 +571,23 @@ static void zero_size_test(int test_index, int flavor)
             CHECK_MPI(MPI_Win_fence(0, win));
         }
         for (int o = 0; rank % 2 == 0 && o < n; o++) {
-            size_t bad = pattern_mismatch((unsigned char *)base + o * ZERO_SLOT,
-                                          ZERO_SLOT, data_seed(round, true, 0, o, rank));
-            CHECK(bad == ZERO_SLOT, "%s zero-size %s: slot of origin %d byte %zu wrong",
-                  fl, how, o, bad);
+            size_t bad = pattern_mismatch((unsigned char *)base + o * ZERO_SLOT, ZERO_SLOT,
+                                          data_seed(round, true, 0, o, rank));
+            CHECK(bad == ZERO_SLOT, "%s zero-size %s: slot of origin %d byte %zu wrong", fl, how, o, bad);
         }
 
         memset(in, POISON, (size_t)n * ZERO_SLOT);
         for (int t = 0; t < n; t += 2)
-            CHECK_MPI(MPI_Get(in + t * ZERO_SLOT, ZERO_SLOT, MPI_BYTE, t, my_disp,
-                              ZERO_SLOT, MPI_BYTE, win));
+            CHECK_MPI(MPI_Get(in + t * ZERO_SLOT, ZERO_SLOT, MPI_BYTE, t, my_disp, ZERO_SLOT, MPI_BYTE, win));
         if (passive)
             CHECK_MPI(MPI_Win_flush_all(win));
         else
             CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
         for (int t = 0; t < n; t += 2) {
-            size_t bad = pattern_mismatch(in + t * ZERO_SLOT, ZERO_SLOT,
-                                          data_seed(round, true, 0, rank, t));
-            CHECK(bad == ZERO_SLOT, "%s zero-size %s: get from %d byte %zu wrong",
-                  fl, how, t, bad);
+            size_t bad = pattern_mismatch(in + t * ZERO_SLOT, ZERO_SLOT, data_seed(round, true, 0, rank, t));
+            CHECK(bad == ZERO_SLOT, "%s zero-size %s: get from %d byte %zu wrong", fl, how, t, bad);
         }
-        if (passive)
-            CHECK_MPI(MPI_Win_unlock_all(win));
+        if (passive) CHECK_MPI(MPI_Win_unlock_all(win));
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     }
     free(out);
@@ -655,10 +609,13 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(parity, MPI_ERRORS_RETURN);
 
-    const struct { MPI_Comm comm; const char *name; } comms[] = {
-        { MPI_COMM_WORLD, "world" },
-        { parity, "parity" },
-        { MPI_COMM_SELF, "self" },
+    const struct {
+        MPI_Comm comm;
+        const char *name;
+    } comms[] = {
+        {MPI_COMM_WORLD, "world"},
+        {parity, "parity"},
+        {MPI_COMM_SELF, "self"},
     };
     int test_index = 0;
     for (int f = 0; f < NFLAVORS; f++)

@@ -37,7 +37,8 @@ int main(int argc, char **argv)
     CHECK(check_error_class(MPI_Rget(&v, 1, MPI_LONG, right, 0, 1, MPI_LONG, win, &r)) == MPI_ERR_RMA_SYNC,
           "MPI_Rget outside an epoch");
     CHECK(check_error_class(MPI_Raccumulate(&v, 1, MPI_LONG, right, 0, 1, MPI_LONG, MPI_SUM, win, &r)) ==
-              MPI_ERR_RMA_SYNC, "MPI_Raccumulate outside an epoch");
+              MPI_ERR_RMA_SYNC,
+          "MPI_Raccumulate outside an epoch");
     CHECK(check_error_class(MPI_Rget_accumulate(&v, 1, MPI_LONG, &res, 1, MPI_LONG, right, 0, 1, MPI_LONG,
                                                 MPI_SUM, win, &r)) == MPI_ERR_RMA_SYNC,
           "MPI_Rget_accumulate outside an epoch");
@@ -45,7 +46,7 @@ int main(int argc, char **argv)
     for (int round = 0; round < 20; round++) {
         long src[N], got[N], fetched[N], inc[N];
         for (int i = 0; i < N; i++) {
-            src[i] = (long) rank * 1000000 + round * 1000 + i;
+            src[i] = (long)rank * 1000000 + round * 1000 + i;
             inc[i] = 1;
         }
         MPI_Request reqs[3];
@@ -61,15 +62,16 @@ int main(int argc, char **argv)
         /* Wait completed the put at the target: a get through the same origin sees it. */
         CHECK_MPI(MPI_Rget(got, N, MPI_LONG, right, 0, N, MPI_LONG, win, &reqs[0]));
         int flag = 0;
-        for (long spin = 0; !flag && spin < 100000000L; spin++) CHECK_MPI(MPI_Test(&reqs[0], &flag, MPI_STATUS_IGNORE));
+        for (long spin = 0; !flag && spin < 100000000L; spin++)
+            CHECK_MPI(MPI_Test(&reqs[0], &flag, MPI_STATUS_IGNORE));
         CHECK(flag, "MPI_Test completes an MPI_Rget");
         CHECK(memcmp(got, src, sizeof src) == 0, "round %d: MPI_Rget after a waited MPI_Rput", round);
-        CHECK_MPI(MPI_Rget_accumulate(NULL, 0, MPI_LONG, fetched, N, MPI_LONG, right, N, N, MPI_LONG, MPI_NO_OP,
-                                      win, &reqs[2]));
+        CHECK_MPI(MPI_Rget_accumulate(NULL, 0, MPI_LONG, fetched, N, MPI_LONG, right, N, N, MPI_LONG,
+                                      MPI_NO_OP, win, &reqs[2]));
         CHECK_MPI(MPI_Wait(&reqs[2], MPI_STATUS_IGNORE));
         /* Slot N started at -1 and got +1 per round before this read. */
-        CHECK(fetched[0] == round && fetched[N - 1] == round, "round %d: MPI_Rget_accumulate read %ld %ld", round,
-              fetched[0], fetched[N - 1]);
+        CHECK(fetched[0] == round && fetched[N - 1] == round, "round %d: MPI_Rget_accumulate read %ld %ld",
+              round, fetched[0], fetched[N - 1]);
         /* MPI_PROC_NULL requests complete at once. */
         CHECK_MPI(MPI_Rput(src, N, MPI_LONG, MPI_PROC_NULL, 0, N, MPI_LONG, win, &reqs[0]));
         CHECK_MPI(MPI_Wait(&reqs[0], MPI_STATUS_IGNORE));
@@ -78,7 +80,7 @@ int main(int argc, char **argv)
     }
     MPI_Win_sync(win);
     const int left = (rank + size - 1) % size;
-    CHECK(mem[0] == (long) left * 1000000 + 19 * 1000, "last put from rank %d landed", left);
+    CHECK(mem[0] == (long)left * 1000000 + 19 * 1000, "last put from rank %d landed", left);
     CHECK(mem[N] == 19 && mem[2 * N] == 19 && mem[3 * N - 1] == 19,
           "every raccumulate applied, freed ones included (%ld %ld %ld)", mem[N], mem[2 * N], mem[3 * N - 1]);
 

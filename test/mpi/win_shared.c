@@ -19,7 +19,7 @@ static void run(int noncontig)
     MPI_Info_create(&info);
     if (noncontig) MPI_Info_set(info, "alloc_shared_noncontig", "true");
     /* Rank 1 exposes nothing; the others (rank + 1) * 24 bytes of longs. */
-    const MPI_Aint mine = 1 == rank ? 0 : (MPI_Aint) ((rank + 1) * 3 * sizeof(long));
+    const MPI_Aint mine = 1 == rank ? 0 : (MPI_Aint)((rank + 1) * 3 * sizeof(long));
     long *base;
     MPI_Win win;
     CHECK_MPI(MPI_Win_allocate_shared(mine, sizeof(long), info, MPI_COMM_WORLD, &base, &win));
@@ -27,7 +27,7 @@ static void run(int noncontig)
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
 
     MPI_Win_lock_all(0, win);
-    for (MPI_Aint i = 0; i < mine / (MPI_Aint) sizeof(long); i++) base[i] = rank * 100 + i;
+    for (MPI_Aint i = 0; i < mine / (MPI_Aint)sizeof(long); i++) base[i] = rank * 100 + i;
     MPI_Win_sync(win);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_sync(win);
@@ -38,23 +38,24 @@ static void run(int noncontig)
         int du = 0;
         long *p = NULL;
         CHECK_MPI(MPI_Win_shared_query(win, r, &sz, &du, &p));
-        MPI_Aint want = 1 == r ? 0 : (MPI_Aint) ((r + 1) * 3 * sizeof(long));
-        CHECK(sz == want && du == (int) sizeof(long), "query of rank %d: size %ld unit %d", r, (long) sz, du);
-        for (MPI_Aint i = 0; sz > 0 && i < sz / (MPI_Aint) sizeof(long); i++)
-            CHECK(p[i] == r * 100 + i, "load of rank %d element %ld: %ld", r, (long) i, p[i]);
+        MPI_Aint want = 1 == r ? 0 : (MPI_Aint)((r + 1) * 3 * sizeof(long));
+        CHECK(sz == want && du == (int)sizeof(long), "query of rank %d: size %ld unit %d", r, (long)sz, du);
+        for (MPI_Aint i = 0; sz > 0 && i < sz / (MPI_Aint)sizeof(long); i++)
+            CHECK(p[i] == r * 100 + i, "load of rank %d element %ld: %ld", r, (long)i, p[i]);
         if (sz > 0) {
             if (noncontig)
-                CHECK(((uintptr_t) p & 4095) == 0, "noncontig slice of rank %d not page aligned", r);
+                CHECK(((uintptr_t)p & 4095) == 0, "noncontig slice of rank %d not page aligned", r);
             else if (prev_end)
-                CHECK((char *) p == prev_end, "contiguous slices: rank %d does not follow its predecessor", r);
-            prev_end = (char *) p + sz;
+                CHECK((char *)p == prev_end, "contiguous slices: rank %d does not follow its predecessor", r);
+            prev_end = (char *)p + sz;
         }
     }
     MPI_Aint sz;
     int du;
     long *first;
     CHECK_MPI(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &du, &first));
-    CHECK(sz == (MPI_Aint) (3 * sizeof(long)) && first && first[0] == 0, "MPI_PROC_NULL query gives rank 0's slice");
+    CHECK(sz == (MPI_Aint)(3 * sizeof(long)) && first && first[0] == 0,
+          "MPI_PROC_NULL query gives rank 0's slice");
 
     /* RMA into the same memory: every rank adds 1 to element 0 of every slice. */
     MPI_Barrier(MPI_COMM_WORLD);

@@ -16,11 +16,11 @@ static int rank, size;
 
 static void *worker(void *arg)
 {
-    const int t = (int) (intptr_t) arg;
+    const int t = (int)(intptr_t)arg;
     const int right = (rank + 1) % size;
     long one = 1, old;
     for (int i = 0; i < OPS; i++) {
-        long v = (long) rank * 1000000 + t * 10000 + i;
+        long v = (long)rank * 1000000 + t * 10000 + i;
         MPI_Put(&v, 1, MPI_LONG, right, t, 1, MPI_LONG, shared_win);
         MPI_Accumulate(&one, 1, MPI_LONG, right, THREADS, 1, MPI_LONG, MPI_SUM, shared_win);
         MPI_Fetch_and_op(&one, &old, MPI_LONG, right, THREADS + 1, MPI_SUM, shared_win);
@@ -45,7 +45,8 @@ int main(int argc, char **argv)
         return check_finish();
     }
     long *mem;
-    MPI_Win_allocate((THREADS + 2) * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &shared_win);
+    MPI_Win_allocate((THREADS + 2) * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                     &shared_win);
     for (int i = 0; i < THREADS + 2; i++) mem[i] = 0;
     for (int t = 0; t < THREADS; t++) {
         MPI_Win_allocate(sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &own_mem[t], &own_win[t]);
@@ -55,7 +56,7 @@ int main(int argc, char **argv)
 
     MPI_Win_lock_all(0, shared_win);
     pthread_t th[THREADS];
-    for (int t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, worker, (void *) (intptr_t) t);
+    for (int t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
     for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
     MPI_Win_unlock_all(shared_win);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -63,7 +64,7 @@ int main(int argc, char **argv)
     const int left = (rank + size - 1) % size;
     MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, shared_win);
     for (int t = 0; t < THREADS; t++)
-        CHECK(mem[t] == (long) left * 1000000 + t * 10000 + OPS - 1, "thread %d's last put: %ld", t, mem[t]);
+        CHECK(mem[t] == (long)left * 1000000 + t * 10000 + OPS - 1, "thread %d's last put: %ld", t, mem[t]);
     CHECK(mem[THREADS] == THREADS * OPS, "accumulates: %ld of %d", mem[THREADS], THREADS * OPS);
     CHECK(mem[THREADS + 1] == THREADS * OPS, "fetch-and-ops: %ld of %d", mem[THREADS + 1], THREADS * OPS);
     MPI_Win_unlock(rank, shared_win);
