@@ -9,7 +9,7 @@
 //   wait()/test() at t: every o in G has complete_seq[o] >= completes_expected[o]
 //
 // Counting instead of flags lets a target post its next epoch before the origin has
-// even started the current one. MPI_MODE_NOCHECK on both post and start skips the
+// even started the current one (pscw_counts.h keeps the counts). MPI_MODE_NOCHECK on both post and start skips the
 // post notifications, as the standard allows when the user guarantees the order.
 
 #include "window.h"
@@ -53,14 +53,11 @@ int oscf_win::start(Guard &lk, const int *group, int n, int assert_bits) {
     if (!(assert_bits & OSCF_MODE_NOCHECK)) {
         // Wait for every target's post, serving our own incoming traffic meanwhile.
         rc = progress().wait_until(lk, [&] {
-            for (int t : access_group_)
-                if (state_word(post_seq_offset(static_cast<size_t>(t))) <=
-                    posts_seen_[static_cast<size_t>(t)])
-                    return false;
-            return true;
+            return pscw_.posts_arrived(
+                access_group_, [&](int t) { return state_word(post_seq_offset(static_cast<size_t>(t))); });
         });
         if (rc) return rc;
-        for (int t : access_group_) ++posts_seen_[static_cast<size_t>(t)];
+        pscw_.take_posts(access_group_);
     }
     pscw_access_ = true;
     ++access_epoch_;
@@ -72,13 +69,11 @@ int oscf_win::complete(Guard &lk) {
     int rc = OSCF_OK;
     for (int t : access_group_) {
         Peer &p = peers_[static_cast<size_t>(t)];
-        int wrc = wait_idle(lk, p.ops);
-        if (!wrc) wrc = p.ops.take_error();
-        if (!wrc) {
-            uint64_t seq = ++completes_sent_[static_cast<size_t>(t)];
-            wrc = write_seq(lk, t,
-                            complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(rank_)), seq);
-        }
+        int wrc = wait_done(lk, p.ops);
+        if (!wrc)
+            wrc =
+                write_seq(lk, t, complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(rank_)),
+                          pscw_.next_complete(t));
         if (!rc) rc = wrc;
     }
     pscw_access_ = false;
@@ -94,22 +89,20 @@ int oscf_win::post(Guard &lk, const int *group, int n, int assert_bits) {
     for (int i = 0; i < n; ++i)
         if ((rc = check_target(group[i]))) return rc;
     exposure_group_.assign(group, group + n);
-    for (int o : exposure_group_) ++completes_expected_[static_cast<size_t>(o)];
+    for (int o : exposure_group_) pscw_.expect_complete(o);
     pscw_exposure_ = true;
     if (assert_bits & OSCF_MODE_NOCHECK) return OSCF_OK;
     for (int o : exposure_group_) {
-        uint64_t seq = ++posts_sent_[static_cast<size_t>(o)];
-        if ((rc = write_seq(lk, o, post_seq_offset(static_cast<size_t>(rank_)), seq))) return rc;
+        if ((rc = write_seq(lk, o, post_seq_offset(static_cast<size_t>(rank_)), pscw_.next_post(o))))
+            return rc;
     }
     return OSCF_OK;
 }
 
 bool oscf_win::exposure_complete() {
-    for (int o : exposure_group_)
-        if (state_word(complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(o))) <
-            completes_expected_[static_cast<size_t>(o)])
-            return false;
-    return true;
+    return pscw_.completes_arrived(exposure_group_, [&](int o) {
+        return state_word(complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(o)));
+    });
 }
 
 int oscf_win::wait(Guard &lk) {

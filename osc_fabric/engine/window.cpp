@@ -99,10 +99,7 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
         if (!state_) return OSCF_ERR_NO_MEM;
     }
     std::memset(state_.get(), 0, sbytes);
-    posts_seen_.assign(static_cast<size_t>(size_), 0);
-    posts_sent_.assign(static_cast<size_t>(size_), 0);
-    completes_expected_.assign(static_cast<size_t>(size_), 0);
-    completes_sent_.assign(static_cast<size_t>(size_), 0);
+    pscw_.resize(static_cast<size_t>(size_));
 
     // A zero-size window registers nothing; peers see size 0 and never address it.
     if (bytes_) {

@@ -27,6 +27,7 @@
 #include "am_proto.h"
 #include "engine_instance.h"
 #include "node_link.h"
+#include "pscw_counts.h"
 #include "request.h"
 #include "window_blob.h"
 
@@ -436,15 +437,12 @@ private:
     bool lock_all_gated_ = false;  // this lock_all epoch holds the gate (not NOCHECK)
 
     // General active target (pscw.cpp has the protocol).
-    bool pscw_access_ = false;                  // between start and complete
-    bool pscw_exposure_ = false;                // between post and wait/test
-    std::vector<int> access_group_;             // window ranks of the start group
-    std::vector<int> exposure_group_;           // window ranks of the post group
-    std::vector<char> in_access_group_;         // by rank, for the access check
-    std::vector<uint64_t> posts_seen_;          // posts consumed from each target
-    std::vector<uint64_t> posts_sent_;          // posts sent to each origin
-    std::vector<uint64_t> completes_expected_;  // completes due from each origin
-    std::vector<uint64_t> completes_sent_;      // completes sent to each target
+    bool pscw_access_ = false;           // between start and complete
+    bool pscw_exposure_ = false;         // between post and wait/test
+    std::vector<int> access_group_;      // window ranks of the start group
+    std::vector<int> exposure_group_;    // window ranks of the post group
+    std::vector<char> in_access_group_;  // by rank, for the access check
+    oscf::PscwCounts pscw_;              // what we sent and saw of notifications
 
     // Dynamic windows (dynamic.cpp).
     std::vector<LocalRegion> regions_;  // attached, sorted by base
