@@ -187,19 +187,14 @@ void ActiveMessages::on_receive(const uint8_t *msg, size_t len) {
         handle_reply(h, msg + sizeof h, len - sizeof h);
         return;
     }
-    Stream &s = streams_[{h.window_id, h.origin_rank}];
-    if (h.seq != s.next) {
-        // Ahead of one still on its way: wait for it. (seq never falls behind next.)
-        s.early.emplace(h.seq, std::vector<uint8_t>(msg, msg + len));
+    MessageStream &s = streams_[{h.window_id, h.origin_rank}];
+    if (!s.is_next(h.seq)) {
+        s.keep_early(h.seq, msg, len);  // ahead of one still on its way
         return;
     }
     handle_request(h, msg + sizeof h, len - sizeof h);
     // Then those that arrived early and are next now.
-    for (auto it = s.early.find(++s.next); it != s.early.end(); it = s.early.find(++s.next)) {
-        const std::vector<uint8_t> m = std::move(it->second);
-        s.early.erase(it);
-        serve_stored(m);
-    }
+    for (std::vector<uint8_t> m; s.advance(&m);) serve_stored(m);
 }
 
 // A request kept whole (early, or held for a lock); parse() passed it when it arrived.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "am_proto.h"
+#include "message_stream.h"
 #include "progress.h"
 
 struct oscf_win;
@@ -109,15 +110,8 @@ private:
     // (window id, origin rank) with a request served later and not yet answered.
     std::set<std::pair<uint64_t, uint32_t>> later_;
     void replay(const std::pair<uint64_t, uint32_t> &key);
-    // Requests are served in the order their origin sent them (AmHeader::seq), not in
-    // the order their receives complete: tcp;ofi_rxm completes a message above its eager
-    // size (16 KiB less headers) after smaller ones sent behind it. Per (window id,
-    // origin rank): the next seq to serve, and the requests that arrived before it.
-    struct Stream {
-        uint32_t next = 0;
-        std::map<uint32_t, std::vector<uint8_t>> early;
-    };
-    std::map<std::pair<uint64_t, uint32_t>, Stream> streams_;
+    // Per (window id, origin rank): its requests in the order sent (message_stream.h).
+    std::map<std::pair<uint64_t, uint32_t>, MessageStream> streams_;
     uint64_t served_ = 0;
     uint64_t request_bytes_ = 0;
     bool closing_ = false;
