@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "region_cache.h"
 #include "window.h"
 
 using namespace oscf;
@@ -24,24 +25,6 @@ namespace {
 constexpr size_t kInitialRegions = 16;
 constexpr int kReadAttempts = 100;  // torn copies while the owner edits; then give up
 }  // namespace
-
-// The region holding addr, when [addr, addr + len) is covered by it and the regions
-// attached right after it (back to back: MPI exposes every attached byte, however the
-// user split the attaches). *span: the bytes of the access inside that first region;
-// the caller moves them and resolves the rest again. Regions are sorted by base.
-template <class R>
-static const R *first_of_run(const std::vector<R> &regions, uint64_t addr, size_t len, size_t *span) {
-    auto it = std::find_if(regions.begin(), regions.end(),
-                           [addr](const R &r) { return addr >= r.base && addr - r.base < r.size; });
-    if (it == regions.end()) return nullptr;
-    const uint64_t want = addr + len;  // resolve_dynamic refused a range that wraps
-    uint64_t end = it->base + it->size;
-    for (auto next = it + 1; end < want && next != regions.end() && next->base == end; ++next)
-        end = next->base + next->size;
-    if (end < want) return nullptr;
-    *span = static_cast<size_t>(std::min<uint64_t>(want, it->base + it->size) - addr);
-    return &*it;
-}
 
 // An origin splits an access at region boundaries, but the records it packs (packed.h)
 // may join pieces of regions attached back to back, so a run of them counts here too.
@@ -140,15 +123,7 @@ int oscf_win::refresh_regions(Guard &lk, Peer &p) {
         rc = read_remote(lk, p, copy.data(), copy.size(), st.reserved[kTableAddrWord],
                          st.reserved[kTableKeyWord]);
         if (rc) return rc;
-        RegionTableHeader hdr;
-        uint64_t trailer;
-        std::memcpy(&hdr, copy.data(), sizeof hdr);
-        std::memcpy(&trailer, copy.data() + copy.size() - 8, sizeof trailer);
-        if (hdr.generation != trailer || (hdr.generation & 1) || hdr.count > capacity) continue;
-        p.regions_generation = hdr.generation;
-        p.regions.resize(hdr.count);
-        std::memcpy(p.regions.data(), copy.data() + sizeof hdr, hdr.count * sizeof(Region));
-        return OSCF_OK;
+        if (p.regions.load(copy.data(), copy.size(), capacity)) return OSCF_OK;  // else torn: again
     }
     return usage_error(OSCF_ERR_INTERNAL, "could not read a consistent region table");
 }
@@ -171,15 +146,15 @@ int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, 
         return OSCF_OK;
     }
     Peer &p = peers_[static_cast<size_t>(target)];
-    auto find = [&]() { return first_of_run(p.regions, addr, len, &w->span); };
-    if (p.regions_checked_epoch != access_epoch_) {
+    auto find = [&]() { return p.regions.find(addr, len, &w->span); };
+    if (!p.regions.checked_in(access_epoch_)) {
         uint64_t gen = 0;
         int rc = read_remote(lk, p, &gen, sizeof gen,
                              p.state_base + offsetof(WindowState, reserved) + 8 * kTableGenerationWord,
                              p.state_key);
         if (rc) return rc;
-        if (gen != p.regions_generation && (rc = refresh_regions(lk, p))) return rc;
-        p.regions_checked_epoch = access_epoch_;
+        if (!p.regions.from_generation(gen) && (rc = refresh_regions(lk, p))) return rc;
+        p.regions.mark_checked(access_epoch_);
     }
     const Region *r = find();
     if (!r) {  // attached since we last looked, or never: ask the owner's table

@@ -28,6 +28,7 @@
 #include "engine_instance.h"
 #include "node_link.h"
 #include "pscw_counts.h"
+#include "region_cache.h"
 #include "request.h"
 #include "window_blob.h"
 
@@ -133,13 +134,11 @@ private:
         uint64_t state_base = 0, state_key = 0;
         uint32_t disp_unit = 1;
         uint64_t am_window_id = 0;
-        uint32_t am_sent = 0;  // requests sent to this peer's window: the next one's AmHeader::seq
-        std::vector<oscf::Region> regions;   // dynamic windows: cached copy of its table
-        uint64_t regions_generation = 0;     // of that copy
-        uint64_t regions_checked_epoch = 0;  // access_epoch_ when last compared (dynamic.cpp)
-        oscf::NodeLink node;                 // linked: on this node, reached directly (route.cpp)
-        oscf::OpCounter ops;                 // this origin's operations to this target
-        oscf::OpCounter acc;                 // the accumulates among them (child of ops)
+        uint32_t am_sent = 0;       // requests sent to this peer's window: the next one's AmHeader::seq
+        oscf::RegionCache regions;  // dynamic windows: our copy of its region table
+        oscf::NodeLink node;        // linked: on this node, reached directly (route.cpp)
+        oscf::OpCounter ops;        // this origin's operations to this target
+        oscf::OpCounter acc;        // the accumulates among them (child of ops)
         LockMode lock = LockMode::none;
         bool lock_acquired = false;       // false under MPI_MODE_NOCHECK: nothing to release
         bool release_unanswered = false;  // a kAmNoReply release went out since (lock.cpp)
