@@ -12,9 +12,12 @@
 // accumulate family on both paths and its ordering), swap.cpp (conditional swaps),
 // implicit_epoch.cpp (lock + one operation + unlock in one message),
 // accumulate_batch.cpp (coalescing emulated accumulates), flush.cpp (completion waits),
-// pscw.cpp (general active target), dynamic.cpp (attached regions), shared.cpp (the
-// node segment), route.cpp (which road an operation takes; the direct road to peers
-// on this node, with node_link.h and node_atomics.h).
+// pscw.cpp (general active target; its counts in pscw_counts.h), dynamic.cpp (attached
+// regions; a peer's table copy in region_cache.h), shared.cpp (the node segment),
+// route.cpp (which road an operation takes; the direct road to peers on this node,
+// with node_link.h and node_atomics.h). Messages: am.cpp, each origin's order in
+// message_stream.h. The headers named here hold rules with no fabric in them, each
+// with its own tests in test/engine.
 #pragma once
 
 #include <cstdint>
