@@ -15,6 +15,26 @@ void bench_init(const char *prog)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
 }
 
+int bench_start(int *argc, char ***argv, const char *prog, int *rank)
+{
+    int nprocs;
+    MPI_Init(argc, argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_CK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+    MPI_CK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
+    bench_init(prog);
+    return nprocs;
+}
+
+int bench_need_procs(int nprocs, int want, const char *roles)
+{
+    if (nprocs == want) return 1;
+    if (g_rank == 0)
+        fprintf(stderr, "%s: this benchmark needs exactly %d MPI processes%s, got %d\n", g_prog, want, roles,
+                nprocs);
+    return 0;
+}
+
 int bench_rank(void)
 {
     return g_rank;

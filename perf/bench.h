@@ -20,6 +20,12 @@ enum { BENCH_EXIT_USAGE = 1, BENCH_EXIT_FAILURE = 2, BENCH_EXIT_CHECK = 3 };
 
 /* After MPI_Init: the program's name and this rank, for every message. */
 void bench_init(const char *prog);
+/* MPI_Init, errors returned instead of fatal (so they are reported with the context),
+ * bench_init(prog), and this rank. Returns the number of processes. */
+int bench_start(int *argc, char ***argv, const char *prog, int *rank);
+/* 1 when the job has exactly `want` processes; else rank 0 says so (roles: who is who,
+ * or "") and 0. The caller then finalizes and exits with BENCH_EXIT_USAGE. */
+int bench_need_procs(int nprocs, int want, const char *roles);
 int bench_rank(void);
 const char *bench_prog(void);
 

@@ -435,11 +435,7 @@ int main(int argc, char **argv)
     int nprocs, prc, rc = 0;
 
     memset(&b, 0, sizeof b);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_CK(MPI_Comm_rank(MPI_COMM_WORLD, &b.rank));
-    MPI_CK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
-    bench_init("osc_bw");
+    nprocs = bench_start(&argc, &argv, "osc_bw", &b.rank);
 
     prc = parse_options(argc, argv, &b.opt);
     if (prc != 0) {
@@ -449,10 +445,7 @@ int main(int argc, char **argv)
     bench_context("-t %s -w %s -s %s", test_names[b.opt.test], bench_flavor_names[b.opt.flavor],
                   bench_sync_names[b.opt.sync]);
 
-    if (nprocs != 2) {
-        if (b.rank == 0) {
-            fprintf(stderr, "osc_bw: this benchmark needs exactly 2 MPI processes, got %d\n", nprocs);
-        }
+    if (!bench_need_procs(nprocs, 2, "")) {
         MPI_Finalize();
         return BENCH_EXIT_USAGE;
     }

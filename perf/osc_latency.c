@@ -573,11 +573,7 @@ int main(int argc, char **argv)
     long first_size, last_size;
 
     memset(&b, 0, sizeof b);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_CK(MPI_Comm_rank(MPI_COMM_WORLD, &b.rank));
-    MPI_CK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
-    bench_init("osc_latency");
+    nprocs = bench_start(&argc, &argv, "osc_latency", &b.rank);
 
     prc = parse_options(argc, argv, &b.opt);
     if (prc != 0) {
@@ -587,13 +583,7 @@ int main(int argc, char **argv)
     bench_context("-o %s -w %s -s %s", op_names[b.opt.op], bench_flavor_names[b.opt.flavor],
                   bench_sync_names[b.opt.sync]);
 
-    if (nprocs != 2) {
-        if (b.rank == 0) {
-            fprintf(stderr,
-                    "osc_latency: this benchmark needs exactly 2 MPI processes "
-                    "(rank 0 = origin, rank 1 = target), got %d\n",
-                    nprocs);
-        }
+    if (!bench_need_procs(nprocs, 2, " (rank 0 = origin, rank 1 = target)")) {
         MPI_Finalize();
         return BENCH_EXIT_USAGE;
     }
