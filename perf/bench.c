@@ -35,6 +35,33 @@ int bench_need_procs(int nprocs, int want, const char *roles)
     return 0;
 }
 
+int bench_check_size(long bad, long size, const char *unit)
+{
+    long any = 0;
+    MPI_CK(MPI_Allreduce(&bad, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    if (any == 0) return 0;
+    if (g_rank == 0)
+        fprintf(stderr, "%s: CHECK FAILED for %s size %ld (%ld bad %s)\n", g_prog, g_context, size, any,
+                unit);
+    return BENCH_EXIT_CHECK;
+}
+
+void bench_check_passed(int checking, int rc)
+{
+    if (g_rank != 0 || !checking || rc != 0) return;
+    printf("# Check: passed\n");
+    fflush(stdout);
+}
+
+MPI_Group bench_peer_group(int peer)
+{
+    MPI_Group world, group;
+    MPI_CK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    MPI_CK(MPI_Group_incl(world, 1, &peer, &group));
+    MPI_CK(MPI_Group_free(&world));
+    return group;
+}
+
 int bench_rank(void)
 {
     return g_rank;

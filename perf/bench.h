@@ -32,6 +32,15 @@ const char *bench_prog(void);
 /* What the program is running (printf-like), repeated with a failure. */
 void bench_context(const char *fmt, ...);
 
+/* Check mode (-c), collective: bad is what this rank found wrong at one size (unit
+ * names what was counted). Returns 0 when no rank found anything; else rank 0 reports
+ * "CHECK FAILED" with the context and BENCH_EXIT_CHECK is returned. */
+int bench_check_size(long bad, long size, const char *unit);
+/* After the last size: "# Check: passed" on rank 0 when checking found nothing. */
+void bench_check_passed(int checking, int rc);
+/* The group of one peer, for PSCW. */
+MPI_Group bench_peer_group(int peer);
+
 /* Prints "PROG: rank R: <message>" and the context, then ends the job. */
 _Noreturn void bench_die(int code, const char *fmt, ...);
 

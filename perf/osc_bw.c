@@ -460,12 +460,7 @@ int main(int argc, char **argv)
     b.wbytes = (size_t)(b.opt.window * b.opt.max_size + GUARD_BYTES);
     b.lbuf = bench_alloc(WIN_ALIGN, b.wbytes);
 
-    {
-        MPI_Group world_group;
-        MPI_CK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
-        MPI_CK(MPI_Group_incl(world_group, 1, &b.peer, &b.peer_group));
-        MPI_CK(MPI_Group_free(&world_group));
-    }
+    b.peer_group = bench_peer_group(b.peer);
 
     bench_win_create(&b.w, b.opt.flavor, b.wbytes, WIN_ALIGN, b.peer);
     if (b.rank == 0) print_header(&b);
@@ -479,21 +474,7 @@ int main(int argc, char **argv)
         b.size = size;
         t = run_size(&b, warmup, iters);
 
-        if (b.opt.check) {
-            long bad = verify_size(&b), any = 0;
-            MPI_CK(MPI_Allreduce(&bad, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
-            if (any != 0) {
-                if (b.rank == 0) {
-                    fprintf(stderr,
-                            "osc_bw: CHECK FAILED for -t %s -w %s -s %s size %ld "
-                            "(%ld bad bytes)\n",
-                            test_names[b.opt.test], bench_flavor_names[b.opt.flavor],
-                            bench_sync_names[b.opt.sync], size, any);
-                }
-                rc = BENCH_EXIT_CHECK;
-                break;
-            }
-        }
+        if (b.opt.check && (rc = bench_check_size(verify_size(&b), size, "bytes"))) break;
         if (b.rank == 0) {
             double value;
             if (b.opt.test == T_PUT_RATE) {
@@ -507,10 +488,7 @@ int main(int argc, char **argv)
         }
     }
 
-    if (b.rank == 0 && b.opt.check && rc == 0) {
-        printf("# Check: passed\n");
-        fflush(stdout);
-    }
+    bench_check_passed(b.opt.check, rc);
 
     bench_win_free(&b.w);
     MPI_CK(MPI_Group_free(&b.peer_group));

@@ -612,12 +612,7 @@ int main(int argc, char **argv)
     b.rbuf = bench_alloc(64, b.wbytes);
     b.cbuf = bench_alloc(64, b.wbytes);
 
-    {
-        MPI_Group world_group;
-        MPI_CK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
-        MPI_CK(MPI_Group_incl(world_group, 1, &b.peer, &b.peer_group));
-        MPI_CK(MPI_Group_free(&world_group));
-    }
+    b.peer_group = bench_peer_group(b.peer);
 
     bench_win_create(&b.w, b.opt.flavor, b.wbytes, WIN_ALIGN, b.peer);
     if (b.rank == 0) print_header(&b);
@@ -642,31 +637,14 @@ int main(int argc, char **argv)
         }
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
 
-        if (b.opt.check) {
-            long bad = verify_size(&b, n_ops), any = 0;
-            MPI_CK(MPI_Allreduce(&bad, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
-            if (any != 0) {
-                if (b.rank == 0) {
-                    fprintf(stderr,
-                            "osc_latency: CHECK FAILED for -o %s -w %s -s %s "
-                            "size %ld (%ld bad elements)\n",
-                            op_names[b.opt.op], bench_flavor_names[b.opt.flavor],
-                            bench_sync_names[b.opt.sync], size, any);
-                }
-                rc = BENCH_EXIT_CHECK;
-                break;
-            }
-        }
+        if (b.opt.check && (rc = bench_check_size(verify_size(&b, n_ops), size, "elements"))) break;
         if (b.rank == 0) {
             printf("%-10d%18.2f\n", (int)size, lat);
             fflush(stdout);
         }
     }
 
-    if (b.rank == 0 && b.opt.check && rc == 0) {
-        printf("# Check: passed\n");
-        fflush(stdout);
-    }
+    bench_check_passed(b.opt.check, rc);
 
     bench_win_free(&b.w);
     MPI_CK(MPI_Group_free(&b.peer_group));
