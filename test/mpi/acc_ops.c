@@ -29,6 +29,7 @@
  * with MPI_Win_flush, and the targets look after a barrier.
  */
 #include "check.h"
+#include "test_values.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -45,7 +46,6 @@
 enum kind { K_SINT, K_UINT, K_FLOAT, K_COMPLEX, K_PAIR };
 enum group { G_CINT, G_MULTI, G_LOGICAL, G_BYTE, G_FLOAT, G_COMPLEX, G_PAIR, G_OTHER };
 /* Scalar representation of a float / complex component / pair value. */
-enum real { R_NONE, R_FLOAT, R_DOUBLE, R_LDOUBLE, R_SHORT, R_INT, R_LONG };
 
 typedef struct {
     float v;
@@ -228,99 +228,7 @@ static unsigned width_bits(const struct tdesc *t)
 /* Truncates to the type's width, sign-extending signed types. */
 static uint64_t norm(const struct tdesc *t, uint64_t x)
 {
-    unsigned w = width_bits(t);
-    if (w >= 64) return x;
-    x &= ((uint64_t)1 << w) - 1;
-    if (t->kind == K_SINT && (x >> (w - 1)) & 1) x |= ~(((uint64_t)1 << w) - 1);
-    return x;
-}
-
-static long double load_real(enum real r, const unsigned char *p)
-{
-    switch (r) {
-    case R_FLOAT: {
-        float x;
-        memcpy(&x, p, sizeof x);
-        return x;
-    }
-    case R_DOUBLE: {
-        double x;
-        memcpy(&x, p, sizeof x);
-        return x;
-    }
-    case R_LDOUBLE: {
-        long double x;
-        memcpy(&x, p, sizeof x);
-        return x;
-    }
-    case R_SHORT: {
-        short x;
-        memcpy(&x, p, sizeof x);
-        return x;
-    }
-    case R_INT: {
-        int x;
-        memcpy(&x, p, sizeof x);
-        return x;
-    }
-    case R_LONG: {
-        long x;
-        memcpy(&x, p, sizeof x);
-        return x;
-    }
-    default: return 0;
-    }
-}
-
-static void store_real(enum real r, unsigned char *p, long double v)
-{
-    switch (r) {
-    case R_FLOAT: {
-        float x = (float)v;
-        memcpy(p, &x, sizeof x);
-        break;
-    }
-    case R_DOUBLE: {
-        double x = (double)v;
-        memcpy(p, &x, sizeof x);
-        break;
-    }
-    case R_LDOUBLE: {
-        /* x87's long double is 10 value bytes in 16: the padding gets zeros, not the
-         * stack's bytes (valgrind follows them into the reductions). */
-        const long double x = v;
-        const size_t value_bytes = LDBL_MANT_DIG == 64 ? 10 : sizeof x;
-        memset(p, 0, sizeof x);
-        memcpy(p, &x, value_bytes);
-        break;
-    }
-    case R_SHORT: {
-        short x = (short)v;
-        memcpy(p, &x, sizeof x);
-        break;
-    }
-    case R_INT: {
-        int x = (int)v;
-        memcpy(p, &x, sizeof x);
-        break;
-    }
-    case R_LONG: {
-        long x = (long)v;
-        memcpy(p, &x, sizeof x);
-        break;
-    }
-    default: break;
-    }
-}
-
-static size_t real_size(enum real r)
-{
-    switch (r) {
-    case R_FLOAT: return sizeof(float);
-    case R_DOUBLE: return sizeof(double);
-    case R_LDOUBLE: return sizeof(long double);
-    default: return 0;
-    }
+    return sign_extend(x, width_bits(t), t->kind == K_SINT);
 }
 
 static uint64_t load_uint(const unsigned char *p, size_t w)

@@ -31,6 +31,7 @@
  */
 #include "check.h"
 #include "mpix_fabric.h"
+#include "test_values.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -50,7 +51,6 @@ enum tclass { T_INT = 1, T_BOOL = 2, T_BYTE = 4, T_FD = 8, T_LD = 16, T_CPLX = 3
 #define T_ANY (T_INT | T_BOOL | T_BYTE | T_FD | T_LD | T_CPLX)
 /* ...and how the test computes with one. */
 enum kind { K_SINT, K_UINT, K_REAL, K_CPLX };
-enum real { R_NONE, R_FLOAT, R_DOUBLE, R_LDOUBLE };
 
 struct tdesc {
     const char *name;
@@ -171,50 +171,7 @@ typedef struct {
 
 static uint64_t norm(const struct tdesc *t, uint64_t x)
 {
-    unsigned w = 8u * (unsigned)t->size;
-    if (w >= 64) return x;
-    uint64_t m = ((uint64_t)1 << w) - 1;
-    x &= m;
-    if (t->kind == K_SINT && (x >> (w - 1) & 1)) x |= ~m;
-    return x;
-}
-
-static long double load_real(enum real r, const unsigned char *p)
-{
-    switch (r) {
-    case R_FLOAT: {
-        float x;
-        memcpy(&x, p, sizeof x);
-        return x;
-    }
-    case R_DOUBLE: {
-        double x;
-        memcpy(&x, p, sizeof x);
-        return x;
-    }
-    default: {
-        long double x;
-        memcpy(&x, p, sizeof x);
-        return x;
-    }
-    }
-}
-
-static void store_real(enum real r, unsigned char *p, long double v)
-{
-    switch (r) {
-    case R_FLOAT: {
-        float x = (float)v;
-        memcpy(p, &x, sizeof x);
-        break;
-    }
-    case R_DOUBLE: {
-        double x = (double)v;
-        memcpy(p, &x, sizeof x);
-        break;
-    }
-    default: memcpy(p, &v, sizeof v); break;
-    }
+    return sign_extend(x, 8u * (unsigned)t->size, t->kind == K_SINT);
 }
 
 static val_t load(const struct tdesc *t, const unsigned char *p)
