@@ -32,6 +32,10 @@ bool rmw_allowed(const oscf_rmw &r) {
     if (r.is_swap) return valid_swap(r.swap) && swap_allowed(r.swap, r.type);
     return valid_op(r.op) && op_allowed(r.op, r.type);
 }
+// Bytes of origin data the operation reads: none for a NO_OP.
+size_t operand_bytes(const oscf_rmw &r) {
+    return r.is_swap || r.op != OSCF_OP_NO_OP ? r.count * type_size(r.type) : 0;
+}
 }  // namespace
 
 int oscf_win::rmw_implicit(Guard &lk, int target, const oscf_rmw &r, int assert_bits) {
@@ -41,6 +45,8 @@ int oscf_win::rmw_implicit(Guard &lk, int target, const oscf_rmw &r, int assert_
         return usage_error(OSCF_ERR_OP, "read-modify-write %d (%s) is not defined for type %d",
                            r.is_swap ? static_cast<int>(r.swap) : static_cast<int>(r.op),
                            r.is_swap ? "swap" : "reduction", r.type);
+    if ((operand_bytes(r) && !r.origin) || (r.count && r.is_swap && !r.compare))
+        return usage_error(OSCF_ERR_ARG, "read-modify-write without its operands");
     Peer &p = peers_[static_cast<size_t>(target)];
     if (lock_all_ || pscw_access_ || p.lock != LockMode::none)
         return usage_error(OSCF_ERR_RMA_SYNC, "a one-shot epoch on rank %d inside an access epoch to it",
@@ -64,8 +70,6 @@ bool oscf_win::implicit_on_node(const Peer &p, int target, const oscf_rmw &r) co
 
 int oscf_win::implicit_direct(Guard &lk, Peer &p, int target, const oscf_rmw &r, bool nocheck) {
     const size_t bytes = r.count * type_size(r.type);
-    if (r.count && ((!r.origin && (r.is_swap || r.op != OSCF_OP_NO_OP)) || (r.is_swap && !r.compare)))
-        return usage_error(OSCF_ERR_ARG, "read-modify-write without its operands");
     uint64_t off;
     int rc = target_offset(r.target_disp, p.disp_unit, 0, bytes, p.size, target, "read-modify-write", &off);
     if (rc || r.count == 0) return rc;
@@ -114,9 +118,6 @@ int oscf_win::implicit_composed(Guard &lk, int target, const oscf_rmw &r, int as
 
 int oscf_win::implicit_message(Guard &lk, Peer &p, int target, const oscf_rmw &r, bool nocheck) {
     const size_t bytes = r.count * type_size(r.type);
-    const size_t operand_bytes = r.is_swap || r.op != OSCF_OP_NO_OP ? bytes : 0;
-    if ((operand_bytes && !r.origin) || (r.is_swap && !r.compare))
-        return usage_error(OSCF_ERR_ARG, "read-modify-write without its operands");
     ++access_epoch_;  // as a lock would: a dynamic window's cached regions are checked again
     Where w;
     int rc = resolve(lk, target, r.target_disp, 0, bytes, "read-modify-write", &w);
@@ -143,7 +144,7 @@ int oscf_win::implicit_message(Guard &lk, Peer &p, int target, const oscf_rmw &r
     done.on_post();
     ++stats.am_requests;
     // A failed send fails the request: the wait below then returns at once.
-    rc = eng_.am->send(p.addr, h, r.origin, operand_bytes, r.is_swap ? r.compare : nullptr,
+    rc = eng_.am->send(p.addr, h, r.origin, operand_bytes(r), r.is_swap ? r.compare : nullptr,
                        r.is_swap ? bytes : 0);
     const int wrc = wait_done(lk, done);
     if (!rc) rc = wrc;

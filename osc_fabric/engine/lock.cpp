@@ -186,7 +186,7 @@ int oscf_win::release(Peer &p, Hold hold) {
     const uint64_t offset = kClaims[static_cast<int>(hold)].offset;
     const uint64_t *delta = &kUndo[static_cast<int>(hold)];
     if (&p == &peers_[static_cast<size_t>(rank_)] && !eng_.caps.native(OSCF_TYPE_UINT64)) {
-        word_fetch_add(own_word(offset), *delta);
+        drop_own(hold);
         eng_.am->redispatch(id_);  // shared requests held behind our exclusive hold
         return OSCF_OK;
     }
@@ -307,39 +307,48 @@ void oscf_win::fold_release_into_batch(Peer &p) {
     p.release_with_batch = p.lock_acquired && p.batch_records != 0 && !eng_.caps.native(OSCF_TYPE_UINT64);
 }
 
-// Our lock word, which on-node peers change with CPU atomics: so do we.
+// A hold on a word of our own WindowState, taken as acquire() takes one remotely but
+// with a CPU atomic (on-node peers change these words that way too): false, undone,
+// on a conflict.
+bool oscf_win::take_own(Hold hold) {
+    const Claim &c = kClaims[static_cast<int>(hold)];
+    uint64_t *word = own_word(c.offset);
+    if (c.cas) return word_compare_swap(word, 0, c.add) == 0;
+    if ((word_fetch_add(word, c.add) & c.conflict) == 0) return true;
+    word_fetch_add(word, uint64_t{0} - c.add);
+    return false;
+}
+
+void oscf_win::drop_own(Hold hold) {
+    word_fetch_add(own_word(kClaims[static_cast<int>(hold)].offset), kUndo[static_cast<int>(hold)]);
+}
+
 void oscf_win::drop_hold(bool exclusive) {
-    word_fetch_add(&state_->lock, exclusive ? uint64_t{0} - kExclusive : ~uint64_t{0});
+    drop_own(exclusive ? Hold::exclusive : Hold::shared);
 }
 
 int oscf_win::grant_shared() {
-    if (word_fetch_add(&state_->lock, 1) < kExclusive) return OSCF_OK;
-    word_fetch_add(&state_->lock, ~uint64_t{0});  // like any shared attempt: undo
-    return kAmDeferred;
+    return take_own(Hold::shared) ? OSCF_OK : kAmDeferred;
 }
 
 // A one-shot epoch's request from an origin whose lock word updates travel as messages
 // (implicit_epoch.cpp): lock, operation and release in one, served here. The holds are
 // those of lock(): the gate first (only at rank 0, kAmImplicitGate), then our word. Both
-// are taken and dropped inside one handler, under the engine lock, with CPU atomics as
-// on-node peers change the same words.
+// are taken and dropped inside one handler, under the engine lock.
 int oscf_win::take_implicit_hold(uint8_t flags) {
     if (!(flags & kAmImplicitEpoch)) return OSCF_OK;
     const bool gate = (flags & kAmImplicitGate) != 0;
     if (gate && rank_ != 0) return OSCF_ERR_ARG;
-    if (gate && (word_fetch_add(&state_->gate, 1) & ~kLowHalf) != 0) {
-        word_fetch_add(&state_->gate, ~uint64_t{0});  // a lock_all epoch holds it: undo, wait
-        return kAmDeferred;
-    }
-    if (word_compare_swap(&state_->lock, 0, kExclusive) == 0) return OSCF_OK;
-    if (gate) word_fetch_add(&state_->gate, ~uint64_t{0});
+    if (gate && !take_own(Hold::gate_exclusive)) return kAmDeferred;  // a lock_all epoch has it
+    if (take_own(Hold::exclusive)) return OSCF_OK;
+    if (gate) drop_own(Hold::gate_exclusive);
     return kAmDeferred;
 }
 
 void oscf_win::drop_implicit_hold(uint8_t flags) {
     if (!(flags & kAmImplicitEpoch)) return;
-    word_fetch_add(&state_->lock, uint64_t{0} - kExclusive);
-    if (flags & kAmImplicitGate) word_fetch_add(&state_->gate, ~uint64_t{0});
+    drop_own(Hold::exclusive);
+    if (flags & kAmImplicitGate) drop_own(Hold::gate_exclusive);
 }
 
 bool oscf_win::shared_grantable() const {

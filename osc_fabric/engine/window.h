@@ -194,6 +194,8 @@ private:
     void cancel_unsent_lock(Peer &p);
     void fold_release_into_batch(Peer &p);
     void drop_hold(bool exclusive);
+    bool take_own(Hold hold);  // on our own words, with CPU atomics
+    void drop_own(Hold hold);
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
     void count_lock_wait(std::chrono::steady_clock::time_point since);  // MPI_T: lock_wait_ns
