@@ -174,9 +174,10 @@ static int rmw2(const void *operand, int count, MPI_Datatype dt, const void *ope
         if (MPI_SUCCESS == rc && request && implicit) rc = completed_request(request);
         return rc;
     }
+    rmw2_plan plan;
+    if (MPI_SUCCESS != (rc = rmw2_fallback_plan(&t, count, win, &plan))) return fail(win, rc);
     if (implicit && MPI_SUCCESS != (rc = implicit_lock(target, assert_bits, win))) return rc;
-    rc = rmw2_fallback(op, &t, operand, operand2, result, count, target, disp, win);
-    if (MPI_ERR_DISP == rc || MPI_ERR_TYPE == rc) fail(win, rc); /* the loop's own refusals */
+    rc = rmw2_fallback(op, &t, &plan, operand, operand2, result, count, target, disp, win);
     if (implicit) {
         const int urc = MPI_Win_unlock(target, win);
         if (MPI_SUCCESS == rc) rc = urc;

@@ -2,15 +2,16 @@
 
 #include <string.h>
 
-/* Displacement units between elements: the caller's unit stands for the target's
- * (rmw_fallback.h). */
-static int element_step(MPI_Win win, const rmw_type *t, int count, MPI_Aint *step)
+int rmw2_fallback_plan(const rmw_type *t, int count, MPI_Win win, rmw2_plan *plan)
 {
+    plan->bits = rmw_bits_type(t);
+    if (MPI_DATATYPE_NULL == plan->bits) return MPI_ERR_TYPE;
+    /* The caller's displacement unit stands for the target's (rmw_fallback.h). */
     int *unit = NULL, flag = 0;
     MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &unit, &flag);
     const MPI_Aint du = flag && unit && *unit > 0 ? *unit : 1;
     if (count > 1 && (MPI_Aint)t->size % du) return MPI_ERR_DISP;
-    *step = (MPI_Aint)t->size / du;
+    plan->step = (MPI_Aint)t->size / du;
     return MPI_SUCCESS;
 }
 
@@ -33,16 +34,14 @@ static int swap_element(MPIX_Rmw2_op op, const rmw_type *t, MPI_Datatype bits, c
     return rc;
 }
 
-int rmw2_fallback(MPIX_Rmw2_op op, const rmw_type *t, const void *compare, const void *value, void *result,
-                  int count, int target, MPI_Aint target_disp, MPI_Win win)
+int rmw2_fallback(MPIX_Rmw2_op op, const rmw_type *t, const rmw2_plan *plan, const void *compare,
+                  const void *value, void *result, int count, int target, MPI_Aint target_disp, MPI_Win win)
 {
-    const MPI_Datatype bits = rmw_bits_type(t);
-    MPI_Aint step = 0;
-    int rc = MPI_DATATYPE_NULL == bits ? MPI_ERR_TYPE : element_step(win, t, count, &step);
+    int rc = MPI_SUCCESS;
     for (int i = 0; i < count && MPI_SUCCESS == rc; i++) {
         const size_t at = (size_t)i * t->size;
-        rc = swap_element(op, t, bits, (const char *)compare + at, (const char *)value + at,
-                          result ? (char *)result + at : NULL, target, target_disp + i * step, win);
+        rc = swap_element(op, t, plan->bits, (const char *)compare + at, (const char *)value + at,
+                          result ? (char *)result + at : NULL, target, target_disp + i * plan->step, win);
     }
     return rc;
 }

@@ -14,7 +14,18 @@
 
 #include "rmw_types.h"
 
-int rmw2_fallback(MPIX_Rmw2_op op, const rmw_type *t, const void *compare, const void *value, void *result,
-                  int count, int target, MPI_Aint target_disp, MPI_Win win);
+/* What the loop needs for count elements of t on win, decided before anything is
+ * locked or sent: the unsigned integer type of t's bits and the displacement units
+ * between elements. MPI_ERR_TYPE or MPI_ERR_DISP when the loop cannot do it. */
+typedef struct rmw2_plan {
+    MPI_Datatype bits;
+    MPI_Aint step;
+} rmw2_plan;
+int rmw2_fallback_plan(const rmw_type *t, int count, MPI_Win win, rmw2_plan *plan);
+
+/* The loop. Its errors are those of the MPI calls it makes, which gave them to the
+ * window's error handler already. */
+int rmw2_fallback(MPIX_Rmw2_op op, const rmw_type *t, const rmw2_plan *plan, const void *compare,
+                  const void *value, void *result, int count, int target, MPI_Aint target_disp, MPI_Win win);
 
 #endif
