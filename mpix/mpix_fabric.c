@@ -121,11 +121,12 @@ static int rmw(const void *operand, int count, MPI_Datatype dt, void *result, in
     if (MPI_SUCCESS != rc) return fail(win, rc);
     if (MPI_PROC_NULL == target) return request ? completed_request(request) : MPI_SUCCESS;
     const MPI_Op mop = rmw_mpi_op(op);
-    const osc_fabric_mpix_entry *e = native(win);
+    const osc_fabric_mpix_entry *e;
     if (!(assert_bits & MPIX_MODE_PASSIVE_EPOCH_IMPLICIT)) {
-        /* The MPI call reports its own errors through the window's handler. */
+        /* The MPI call reports its own errors through the window's handler, and reaches
+         * osc/fabric's engine the usual way: no need to ask which component serves. */
         rc = rmw_standard(operand, count, dt, result, target, disp, mop, win, request);
-    } else if (e) {
+    } else if ((e = native(win))) {
         const osc_fabric_mpix_call c = {.op = mop,
                                         .operand = operand,
                                         .result = result,
