@@ -168,28 +168,21 @@ int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, si
 int oscf_win::accumulate_segment(Guard &lk, int target, const oscf_acc_segment &sg, oscf_type type,
                                  oscf_op op, int64_t disp, OpScope &scope) {
     const size_t size = type_size(type);
-    const char *what = sg.result ? "get_accumulate" : "accumulate";
-    const char *origin = static_cast<const char *>(sg.origin);
-    char *result = static_cast<char *>(sg.result);
-    int64_t offset = sg.target_offset;
-    size_t count = sg.count;
-    do {
-        Where w;
-        int rc = target_range(lk, target, count * size, disp, offset, what, &w);
-        // Nothing to move: an empty segment, or a NO_OP that fetches nothing.
-        if (rc || count == 0 || (op == OSCF_OP_NO_OP && !result)) return rc;
-        if (w.span % size)
-            return usage_error(OSCF_ERR_RMA_RANGE,
-                               "%s: an element at address 0x%llx straddles two attached regions", what,
-                               static_cast<unsigned long long>(w.am_offset + w.span / size * size));
-        const size_t n = w.span / size;
-        if ((rc = post_accumulate(lk, target, origin, result, n, type, op, w, scope))) return rc;
-        if (origin) origin += w.span;
-        if (result) result += w.span;
-        offset += static_cast<int64_t>(w.span);
-        count -= n;
-    } while (count > 0);
-    return OSCF_OK;
+    const auto *origin = static_cast<const char *>(sg.origin);
+    auto *result = static_cast<char *>(sg.result);
+    const bool moves = op != OSCF_OP_NO_OP || result;  // a NO_OP that fetches nothing: checks only
+    return each_element_span(
+        lk, target, sg.count, size, disp, sg.target_offset, result ? "get_accumulate" : "accumulate",
+        [&](const Where &w, size_t first, size_t n) {
+            if (!moves) return OSCF_OK;
+            return post_accumulate(lk, target, origin ? origin + first * size : nullptr,
+                                   result ? result + first * size : nullptr, n, type, op, w, scope);
+        });
+}
+
+int oscf_win::straddle_error(const char *what, const Where &w, size_t size) {
+    return usage_error(OSCF_ERR_RMA_RANGE, "%s: an element at address 0x%llx straddles two attached regions",
+                       what, static_cast<unsigned long long>(w.am_offset + w.span / size * size));
 }
 
 int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,

@@ -42,30 +42,15 @@ int oscf_win::swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t 
     if (!rc && notify) rc = check_request_epoch(target, "compare_and_swap");
     if (rc) return rc;
     OpScope scope(peers_[static_cast<size_t>(target)].acc, notify);
-    // Count 0 is still an access: inside an epoch, and complete at once.
-    if (sw.count == 0) return finish(lk, scope, begin_access(lk, target, "compare_and_swap"));
-    // In pieces of whole elements per registration they land in (several only on a
-    // dynamic window whose regions are attached back to back).
     const size_t size = type_size(sw.type);
-    Swap part = sw;
-    while (rc == OSCF_OK && part.count > 0) {
-        Where w;
-        if ((rc = target_range(lk, target, part.count * size, disp, offset, "compare_and_swap", &w))) break;
-        const size_t n = std::min(part.count, w.span / size);
-        if (n == 0) {
-            rc = usage_error(OSCF_ERR_RMA_RANGE,
-                             "compare_and_swap: an element straddles two attached regions");
-            break;
-        }
-        Swap piece = part;
-        piece.count = n;
-        rc = post_swap(lk, target, piece, w, scope);
-        part.count -= n;
-        part.value += n * size;
-        part.compare += n * size;
-        if (part.result) part.result += n * size;
-        offset += static_cast<int64_t>(n * size);
-    }
+    rc = each_element_span(lk, target, sw.count, size, disp, offset, "compare_and_swap",
+                           [&](const Where &w, size_t first, size_t n) {
+                               const size_t at = first * size;
+                               const Swap piece{
+                                   sw.swap,       sw.type,         n,
+                                   sw.value + at, sw.compare + at, sw.result ? sw.result + at : nullptr};
+                               return post_swap(lk, target, piece, w, scope);
+                           });
     return finish(lk, scope, rc);
 }
 

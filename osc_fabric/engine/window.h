@@ -335,6 +335,27 @@ private:
                               uint32_t count, uint64_t offset);
     int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset, const char *what,
                      Where *w);
+    // count elements of `size` bytes at the target, offset bytes past disp, in pieces of
+    // whole elements, one per registration they land in (several only on a dynamic
+    // window whose regions are attached back to back): each(w, first, n) for elements
+    // first .. first + n - 1. Count 0 is still an access: its epoch is checked.
+    template <class Each>
+    int each_element_span(Guard &lk, int target, size_t count, size_t size, int64_t disp, int64_t offset,
+                          const char *what, Each each) {
+        size_t first = 0;
+        do {
+            Where w;
+            int rc = target_range(lk, target, (count - first) * size, disp,
+                                  offset + static_cast<int64_t>(first * size), what, &w);
+            if (rc || count == 0) return rc;
+            if (w.span % size) return straddle_error(what, w, size);
+            const size_t n = w.span / size;
+            if ((rc = each(w, first, n))) return rc;
+            first += n;
+        } while (first < count);
+        return OSCF_OK;
+    }
+    int straddle_error(const char *what, const Where &w, size_t size);
     int order_accumulate(Guard &lk, Peer &p, oscf_acc_path path);
     int accumulate_segment(Guard &lk, int target, const oscf_acc_segment &sg, oscf_type type, oscf_op op,
                            int64_t disp, oscf::OpScope &scope);
