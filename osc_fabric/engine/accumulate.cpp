@@ -173,7 +173,7 @@ int oscf_win::accumulate_segment(Guard &lk, int target, const oscf_acc_segment &
     const bool moves = op != OSCF_OP_NO_OP || result;  // a NO_OP that fetches nothing: checks only
     return each_element_span(
         lk, target, sg.count, size, disp, sg.target_offset, result ? "get_accumulate" : "accumulate",
-        [&](const Where &w, size_t first, size_t n) {
+        [&](const Where &w, size_t first, size_t n) -> int {
             if (!moves) return OSCF_OK;
             return post_accumulate(lk, target, origin ? origin + first * size : nullptr,
                                    result ? result + first * size : nullptr, n, type, op, w, scope);

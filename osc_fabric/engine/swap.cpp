@@ -44,7 +44,7 @@ int oscf_win::swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t 
     OpScope scope(peers_[static_cast<size_t>(target)].acc, notify);
     const size_t size = type_size(sw.type);
     rc = each_element_span(lk, target, sw.count, size, disp, offset, "compare_and_swap",
-                           [&](const Where &w, size_t first, size_t n) {
+                           [&](const Where &w, size_t first, size_t n) -> int {
                                const size_t at = first * size;
                                const Swap piece{
                                    sw.swap,       sw.type,         n,
