@@ -148,7 +148,7 @@ int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, si
     int rc = check_target(target);
     if (!rc && notify) rc = check_request_epoch(target, "accumulate");
     if (rc) return rc;
-    OpScope scope(peers_[static_cast<size_t>(target)].acc, notify);
+    OpScope scope(peer(target).acc, notify);
     // Nothing to move is still an access: it must be inside an epoch, and a request
     // for it completes at once.
     if (n == 0) return finish(lk, scope, begin_access(lk, target, "accumulate"));
@@ -187,7 +187,7 @@ int oscf_win::straddle_error(const char *what, const Where &w, size_t size) {
 
 int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
                               oscf_type type, oscf_op op, const Where &w, OpScope &scope) {
-    Peer &p = peers_[static_cast<size_t>(target)];
+    Peer &p = peer(target);
     const AccRoute route = acc_route(p, target, type);
     if (route == AccRoute::direct) return direct_accumulate_apply(lk, p, origin, result, count, type, op, w);
     // Emulated updates to ourselves are applied here, under the same engine lock the

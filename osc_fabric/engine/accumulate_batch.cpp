@@ -20,12 +20,11 @@ using namespace oscf;
 int oscf_win::batch_accumulate(Peer &p, const char *origin, size_t count, oscf_type type, oscf_op op,
                                uint64_t offset) {
     const size_t size = type_size(type);
-    const size_t per_record = (kAmMaxPayload - sizeof(AmRecord)) / size;
-    if (!p.batch) p.batch = std::make_unique<uint8_t[]>(kAmMaxPayload);
+    const size_t per_record = AccumulateBatch::elements_per_record(size);
     for (size_t done = 0; done < count;) {
         const size_t n = std::min(count - done, per_record);
         const size_t bytes = n * size;
-        if (p.batch_len + am_record_bytes(bytes) > kAmMaxPayload) {
+        if (!p.batch.fits(bytes)) {
             int rc = send_batch(p);
             if (rc) return rc;
         }
@@ -35,8 +34,7 @@ int oscf_win::batch_accumulate(Peer &p, const char *origin, size_t count, oscf_t
         r.count = static_cast<uint32_t>(n);
         r.type = static_cast<uint8_t>(type);
         r.op = static_cast<uint8_t>(op);
-        p.batch_len += am_record_write(p.batch.get() + p.batch_len, r, origin + done * size, bytes);
-        ++p.batch_records;
+        p.batch.append(r, origin + done * size, bytes);
         ++stats.am_requests;
         done += n;
     }
@@ -44,33 +42,29 @@ int oscf_win::batch_accumulate(Peer &p, const char *origin, size_t count, oscf_t
 }
 
 void oscf_win::list_for_sending(Peer &p) {
-    if (p.batch_listed) return;
-    p.batch_listed = true;
-    batched_.push_back(static_cast<int>(&p - peers_.data()));
+    if (p.batch.list()) batched_.push_back(rank_of(p));
 }
 
 // Sends p's batch, carrying our unsent lock request (lock.cpp) if there is one; with no
 // records, just the request.
 int oscf_win::send_batch(Peer &p) {
-    if (p.batch_records == 0) return p.lock_request_unsent ? send_lock_request(p) : OSCF_OK;
+    if (p.batch.empty()) return p.lock.request_unsent() ? send_lock_request(p) : OSCF_OK;
     Completion *done = &p.acc;
     uint8_t flags = 0;
-    if (p.lock_request_unsent) {
-        p.lock_request_unsent = false;
+    if (p.lock.take_unsent_request()) {
         flags = kAmTakeShared;
         done = &p.batch_and_grant;
     }
     // Set only at unlock, when this is the epoch's last batch to p (lock.cpp).
-    if (p.release_with_batch) flags |= p.lock == LockMode::exclusive ? kAmReleaseExclusive : kAmReleaseShared;
-    AmHeader h = am_request(p, kAmBatch, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, flags, p.batch_records, 0);
+    flags |= p.lock.release_flags();
+    AmHeader h = am_request(p, kAmBatch, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, flags, p.batch.records(), 0);
     h.token = eng_.am->new_request(done, nullptr, 0);
     p.acc.on_post();
-    const size_t len = p.batch_len;
-    p.batch_len = 0;
-    p.batch_records = 0;
     ++stats.am_batches;
-    // p stays in batched_ (batch_listed) until send_batches(), which skips it if empty.
-    int rc = eng_.am->send(p.addr, h, p.batch.get(), len);
+    // The provider copies the bytes or the send fails; either way the batch is empty
+    // after it. p stays listed until send_batches(), which skips it if empty.
+    int rc = eng_.am->send(p.addr, h, p.batch.data(), p.batch.bytes());
+    p.batch.clear();
     if (rc) done->complete(rc, 0);  // no reply will come
     return rc;
 }
@@ -78,8 +72,8 @@ int oscf_win::send_batch(Peer &p) {
 int oscf_win::send_batches() {
     int first = OSCF_OK;
     for (int t : batched_) {
-        Peer &p = peers_[static_cast<size_t>(t)];
-        p.batch_listed = false;
+        Peer &p = peer(t);
+        p.batch.unlist();
         int rc = send_batch(p);
         if (rc && first == OSCF_OK) first = rc;
     }

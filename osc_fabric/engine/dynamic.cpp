@@ -145,7 +145,7 @@ int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, 
         w->am_offset = addr;
         return OSCF_OK;
     }
-    Peer &p = peers_[static_cast<size_t>(target)];
+    Peer &p = peer(target);
     auto find = [&]() { return p.regions.find(addr, len, &w->span); };
     if (!p.regions.checked_in(access_epoch_)) {
         uint64_t gen = 0;

@@ -25,7 +25,7 @@ int oscf_win::close_idle_fence(const char *what) {
 int oscf_win::begin_access(Guard &, int target, const char *what) {
     int rc = check_target(target);
     if (rc) return rc;
-    Peer &p = peers_[static_cast<size_t>(target)];
+    Peer &p = peer(target);
     if (fence_open_) {
         ops_since_fence_ = true;
         return OSCF_OK;
@@ -35,7 +35,7 @@ int oscf_win::begin_access(Guard &, int target, const char *what) {
         return usage_error(OSCF_ERR_RMA_SYNC, "%s to rank %d, which is not in the MPI_Win_start group", what,
                            target);
     }
-    if (p.lock != LockMode::none) return OSCF_OK;
+    if (p.lock.held()) return OSCF_OK;
     // lock_all holds rank 0's gate, which keeps every exclusive lock away (lock.cpp).
     if (lock_all_) return OSCF_OK;
     return usage_error(OSCF_ERR_RMA_SYNC, "%s to rank %d outside an access epoch", what, target);
@@ -44,7 +44,7 @@ int oscf_win::begin_access(Guard &, int target, const char *what) {
 bool oscf_win::in_passive_epoch(int target) const {
     if (lock_all_) return true;
     if (target < 0 || target >= size_) return false;
-    return peers_[static_cast<size_t>(target)].lock != LockMode::none;
+    return peer(target).lock.held();
 }
 
 // MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate: the standard allows them

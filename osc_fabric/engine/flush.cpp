@@ -22,7 +22,7 @@ int oscf_win::take_window_error() {
     for (Peer &p : peers_) {
         p.ops.forget_errors();
         p.acc.forget_errors();
-        p.lock_grant.forget_errors();
+        p.lock.grant.forget_errors();
     }
     releases_.forget_errors();
     return rc;
@@ -42,8 +42,8 @@ int oscf_win::flush(Guard &lk, int target) {
     }
     int rc = check_target(target);
     if (rc) return rc;
-    Peer &p = peers_[static_cast<size_t>(target)];
-    if (!lock_all_ && p.lock == LockMode::none)
+    Peer &p = peer(target);
+    if (!lock_all_ && !p.lock.held())
         return usage_error(OSCF_ERR_RMA_SYNC, "flush of rank %d, which is not locked", target);
     // Direct operations (route.cpp) are complete already; the fence orders their stores
     // before whatever tells the target to look.

@@ -47,8 +47,8 @@ int oscf_win::rmw_implicit(Guard &lk, int target, const oscf_rmw &r, int assert_
                            r.is_swap ? "swap" : "reduction", r.type);
     if ((operand_bytes(r) && !r.origin) || (r.count && r.is_swap && !r.compare))
         return usage_error(OSCF_ERR_ARG, "read-modify-write without its operands");
-    Peer &p = peers_[static_cast<size_t>(target)];
-    if (lock_all_ || pscw_access_ || p.lock != LockMode::none)
+    Peer &p = peer(target);
+    if (lock_all_ || pscw_access_ || p.lock.held())
         return usage_error(OSCF_ERR_RMA_SYNC, "a one-shot epoch on rank %d inside an access epoch to it",
                            target);
     if ((rc = close_idle_fence("a one-shot epoch"))) return rc;
@@ -65,7 +65,7 @@ bool oscf_win::implicit_in_one_message(const Peer &p, int target, const oscf_rmw
 }
 
 bool oscf_win::implicit_on_node(const Peer &p, int target, const oscf_rmw &r) const {
-    return acc_route(p, target, r.type) == AccRoute::direct && direct_words(p) && direct_words(peers_[0]);
+    return acc_route(p, target, r.type) == AccRoute::direct && direct_words(p) && direct_words(peer(0));
 }
 
 int oscf_win::implicit_direct(Guard &lk, Peer &p, int target, const oscf_rmw &r, bool nocheck) {

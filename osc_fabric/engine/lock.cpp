@@ -116,7 +116,7 @@ int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint
 int oscf_win::lock_word_am(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand, uint64_t compare,
                            uint64_t *old) {
     const bool cas = op == FI_CSWAP;
-    if (&p == &peers_[static_cast<size_t>(rank_)]) {
+    if (is_self(p)) {
         uint64_t *word = own_word(offset);
         *old = cas ? word_compare_swap(word, compare, operand) : word_fetch_add(word, operand);
         return OSCF_OK;
@@ -185,7 +185,7 @@ int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
 int oscf_win::release(Peer &p, Hold hold) {
     const uint64_t offset = kClaims[static_cast<int>(hold)].offset;
     const uint64_t *delta = &kUndo[static_cast<int>(hold)];
-    if (&p == &peers_[static_cast<size_t>(rank_)] && !eng_.caps.native(OSCF_TYPE_UINT64)) {
+    if (is_self(p) && !eng_.caps.native(OSCF_TYPE_UINT64)) {
         drop_own(hold);
         eng_.am->redispatch(id_);  // shared requests held behind our exclusive hold
         return OSCF_OK;
@@ -202,7 +202,7 @@ int oscf_win::release(Peer &p, Hold hold) {
         AmHeader h = am_request(p, kAmAccumulate, OSCF_TYPE_UINT64, OSCF_OP_SUM,
                                 kAmStateWord | (silent ? kAmNoReply : 0), 1, offset);
         if (silent) {
-            p.release_unanswered = true;
+            p.lock.release_went_silent();
             return eng_.am->send(p.addr, h, delta, sizeof *delta);
         }
         h.token = eng_.am->new_request(&releases_, nullptr, 0);
@@ -221,7 +221,7 @@ int oscf_win::release(Peer &p, Hold hold) {
 // exclusive locks it holds at a time.
 int oscf_win::enter_exclusive_gate(Guard &lk) {
     if (exclusive_gated_ == 0) {
-        int rc = acquire(lk, peers_[0], Hold::gate_exclusive);
+        int rc = acquire(lk, peer(0), Hold::gate_exclusive);
         if (rc) return rc;
     }
     ++exclusive_gated_;
@@ -230,7 +230,7 @@ int oscf_win::enter_exclusive_gate(Guard &lk) {
 
 int oscf_win::leave_exclusive_gate() {
     if (--exclusive_gated_ != 0) return OSCF_OK;
-    return release(peers_[0], Hold::gate_exclusive);
+    return release(peer(0), Hold::gate_exclusive);
 }
 
 // Call order: the latest lock asked for is granted before another is asked for. An
@@ -238,9 +238,9 @@ int oscf_win::leave_exclusive_gate() {
 // message, so the wait has something to wait for.
 int oscf_win::await_earlier_lock(Guard &lk) {
     if (ungranted_ < 0) return OSCF_OK;
-    Peer &q = peers_[static_cast<size_t>(ungranted_)];
+    Peer &q = peer(ungranted_);
     ungranted_ = -1;
-    int rc = q.lock_request_unsent ? send_batch(q) : OSCF_OK;
+    int rc = q.lock.request_unsent() ? send_batch(q) : OSCF_OK;
     return rc ? rc : await_grant(lk, q);
 }
 
@@ -253,45 +253,35 @@ bool oscf_win::lock_requests_queue() const {
 // message costs a system call on both sides, and lock + put + unlock then sends one.
 int oscf_win::request_shared(Peer &p) {
     ++stats.lock_attempts;
-    p.lock_grant.on_post();
-    p.lock_request_unsent = true;
+    p.lock.defer_request();
     list_for_sending(p);
     return OSCF_OK;
 }
 
 int oscf_win::send_lock_request(Peer &p) {
-    p.lock_request_unsent = false;
+    p.lock.take_unsent_request();
     AmHeader h =
         am_request(p, kAmLockShared, OSCF_TYPE_UINT64, OSCF_OP_NO_OP, kAmStateWord, 0, kLockWordOffset);
-    h.token = eng_.am->new_request(&p.lock_grant, nullptr, 0);
+    h.token = eng_.am->new_request(&p.lock.grant, nullptr, 0);
     return eng_.am->send(p.addr, h, nullptr, 0);  // a failed send fails the request
-}
-
-// An epoch that issued nothing to p never needs its lock: nobody can tell it was not
-// taken. Called at unlock, before anything could send the request.
-void oscf_win::cancel_unsent_lock(Peer &p) {
-    if (!p.lock_request_unsent || p.batch_records) return;
-    p.lock_request_unsent = false;
-    p.lock_grant.on_complete(OSCF_OK);
-    p.lock_acquired = false;
 }
 
 // Our own lock word is changed directly under the engine lock, so there is nothing to
 // queue behind: take it the blocking way.
 int oscf_win::take_shared(Guard &lk, Peer &p) {
-    if (lock_requests_queue() && &p != &peers_[static_cast<size_t>(rank_)] && !direct_words(p)) {
-        ungranted_ = static_cast<int>(&p - peers_.data());
+    if (lock_requests_queue() && !is_self(p) && !direct_words(p)) {
+        ungranted_ = rank_of(p);
         return request_shared(p);
     }
     return acquire(lk, p, Hold::shared);
 }
 
 int oscf_win::await_grant(Guard &lk, Peer &p) {
-    if (p.lock_grant.idle()) return OSCF_OK;
+    if (p.lock.grant.idle()) return OSCF_OK;
     const auto start = std::chrono::steady_clock::now();
-    int rc = wait_idle(lk, p.lock_grant);
+    int rc = wait_idle(lk, p.lock.grant);
     count_lock_wait(start);
-    return rc ? rc : p.lock_grant.take_error();
+    return rc ? rc : p.lock.grant.take_error();
 }
 
 void oscf_win::count_lock_wait(std::chrono::steady_clock::time_point since) {
@@ -299,12 +289,6 @@ void oscf_win::count_lock_wait(std::chrono::steady_clock::time_point since) {
     stats.lock_wait_ns += static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since)
             .count());
-}
-
-// Called at unlock before the wait that sends the batches. Only where lock words are
-// active messages: the target's engine applies the release after the records.
-void oscf_win::fold_release_into_batch(Peer &p) {
-    p.release_with_batch = p.lock_acquired && p.batch_records != 0 && !eng_.caps.native(OSCF_TYPE_UINT64);
 }
 
 // A hold on a word of our own WindowState, taken as acquire() takes one remotely but
@@ -357,8 +341,7 @@ bool oscf_win::shared_grantable() const {
 
 int oscf_win::confirm_releases() {
     for (Peer &p : peers_) {
-        if (!p.release_unanswered) continue;
-        p.release_unanswered = false;
+        if (!p.lock.take_unanswered_release()) continue;
         AmHeader h = am_request(p, kAmFlush, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, 0, 0, 0);
         h.token = eng_.am->new_request(&releases_, nullptr, 0);
         releases_.on_post();
@@ -374,8 +357,8 @@ int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
     if (lock_all_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_lock inside MPI_Win_lock_all");
     if (pscw_access_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_lock inside an MPI_Win_start epoch");
     if ((rc = close_idle_fence("MPI_Win_lock"))) return rc;
-    Peer &p = peers_[static_cast<size_t>(target)];
-    if (p.lock != LockMode::none)
+    Peer &p = peer(target);
+    if (p.lock.held())
         return usage_error(OSCF_ERR_RMA_CONFLICT, "rank %d is already locked by this process", target);
     bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
     if (!nocheck && (rc = await_earlier_lock(lk))) return rc;
@@ -388,8 +371,7 @@ int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
     } else if (!nocheck && (rc = take_shared(lk, p))) {
         return rc;
     }
-    p.lock = exclusive ? LockMode::exclusive : LockMode::shared;
-    p.lock_acquired = !nocheck;
+    p.lock.begin(exclusive, !nocheck);
     ++locks_held_;
     ++access_epoch_;
     return OSCF_OK;
@@ -398,26 +380,25 @@ int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
 int oscf_win::unlock(Guard &lk, int target) {
     int rc = check_target(target);
     if (rc) return rc;
-    Peer &p = peers_[static_cast<size_t>(target)];
-    if (lock_all_ || p.lock == LockMode::none)
+    Peer &p = peer(target);
+    if (lock_all_ || !p.lock.held())
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_unlock of rank %d, which is not locked", target);
     if (ungranted_ == target) ungranted_ = -1;
-    cancel_unsent_lock(p);
-    fold_release_into_batch(p);
+    // Before the wait that sends the batches: a request nothing went with is dropped,
+    // and a release rides on the last batch where lock words are messages.
+    p.lock.cancel_unsent_request(!p.batch.empty());
+    p.lock.fold_release(!p.batch.empty(), !eng_.caps.native(OSCF_TYPE_UINT64));
     // Operations must be complete at the target before others may take the lock.
     rc = wait_idle(lk, p.ops);
     int op_err = p.ops.take_error();
-    const bool exclusive = p.lock == LockMode::exclusive;
-    if (!rc && p.lock_acquired && !p.release_with_batch)
-        rc = release(p, exclusive ? Hold::exclusive : Hold::shared);
+    const bool exclusive = p.lock.exclusive();
+    if (!rc && p.lock.releases_alone()) rc = release(p, exclusive ? Hold::exclusive : Hold::shared);
     // The gate after the target: our operations there are complete already.
-    if (p.lock_acquired && exclusive) {
+    if (p.lock.acquired() && exclusive) {
         int grc = leave_exclusive_gate();
         if (!rc) rc = grc;
     }
-    p.release_with_batch = false;
-    p.lock = LockMode::none;
-    p.lock_acquired = false;
+    p.lock.end();
     --locks_held_;
     return rc ? rc : op_err;
 }
@@ -428,7 +409,7 @@ int oscf_win::lock_all(Guard &lk, int assert_bits) {
     int rc = close_idle_fence("MPI_Win_lock_all");
     if (rc) return rc;
     lock_all_gated_ = (assert_bits & OSCF_MODE_NOCHECK) == 0;
-    if (lock_all_gated_ && (rc = acquire(lk, peers_[0], Hold::gate_all))) {
+    if (lock_all_gated_ && (rc = acquire(lk, peer(0), Hold::gate_all))) {
         lock_all_gated_ = false;
         return rc;
     }
@@ -442,7 +423,7 @@ int oscf_win::unlock_all(Guard &lk) {
     int rc = wait_idle(lk, all_ops_);
     int op_err = take_window_error();
     if (lock_all_gated_) {
-        int grc = release(peers_[0], Hold::gate_all);
+        int grc = release(peer(0), Hold::gate_all);
         if (!rc) rc = grc;
         lock_all_gated_ = false;
     }

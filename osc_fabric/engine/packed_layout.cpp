@@ -135,7 +135,7 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     size_t bytes = 0;
     if (!layout_extent(runs, n, &lo, &hi, &bytes))
         return usage_error(OSCF_ERR_RMA_RANGE, "%s: the target datatype's layout overflows", what);
-    Peer &p = peers_[static_cast<size_t>(target)];
+    Peer &p = peer(target);
     if (bytes > 0 && (target == rank_ || direct_memory(p)))
         return staged_transfer(lk, dir, target, runs, n, disp, bytes, pk, notify);
     OpScope scope(p.ops, notify);
@@ -163,7 +163,7 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
     int rc = check_target(target);
     if (rc) return rc;
     if (!engine_applies(target, type)) return OSCF_ERR_UNSUPPORTED;
-    Peer &p = peers_[static_cast<size_t>(target)];
+    Peer &p = peer(target);
     if (notify && (rc = check_request_epoch(target, "accumulate"))) return rc;
     int64_t lo = 0, hi = 0;
     size_t bytes = 0;
@@ -190,8 +190,7 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
 }
 
 bool oscf_win::engine_applies(int target, oscf_type type) const {
-    return target >= 0 && target < size_ &&
-           acc_route(peers_[static_cast<size_t>(target)], target, type) == AccRoute::message;
+    return target >= 0 && target < size_ && acc_route(peer(target), target, type) == AccRoute::message;
 }
 
 // Checks every byte against the target's window and finds what turns the runs' offsets

@@ -222,7 +222,7 @@ int oscf_win::serve_rendezvous(const AmHeader &h, const uint8_t *payload, size_t
     if (chunk.bytes == 0 || chunk.bytes > kPullChunkMax || desc > kPullChunkMax - chunk.bytes)
         return OSCF_ERR_ARG;
     if (h.origin_rank >= peers_.size()) return OSCF_ERR_ARG;
-    auto *t = new RendezvousTarget(*this, h, chunk, peers_[h.origin_rank].addr);
+    auto *t = new RendezvousTarget(*this, h, chunk, peer(h.origin_rank).addr);
     // A put reads runs and bytes at once; a get reads its runs first (RendezvousTarget).
     const int rc = t->transfer(this, h.opcode == kAmScatterPull ? desc + chunk.bytes : desc, 0, false);
     if (rc != kAmLater) delete t;  // nothing in flight: answered now

@@ -25,7 +25,7 @@ int oscf_win::write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value) {
         state_word(offset) = value;
         return OSCF_OK;
     }
-    Peer &p = peers_[static_cast<size_t>(rank)];
+    Peer &p = peer(rank);
     if (direct_words(p)) {  // on this node: a store it sees at its next poll
         direct_store_word(p, offset, value);
         return OSCF_OK;
@@ -68,7 +68,7 @@ int oscf_win::complete(Guard &lk) {
     if (!pscw_access_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start");
     int rc = OSCF_OK;
     for (int t : access_group_) {
-        Peer &p = peers_[static_cast<size_t>(t)];
+        Peer &p = peer(t);
         int wrc = wait_done(lk, p.ops);
         if (!wrc)
             wrc =

@@ -37,7 +37,7 @@ int oscf_win::resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_
             return usage_error(OSCF_ERR_RMA_RANGE, "%s at a negative address", what);
         return resolve_dynamic(lk, target, static_cast<uint64_t>(addr), len, what, w);
     }
-    const Peer &p = peers_[static_cast<size_t>(target)];
+    const Peer &p = peer(target);
     uint64_t off = 0;
     int rc = target_offset(disp, p.disp_unit, offset, len, p.size, target, what, &off);
     if (rc) return rc;
@@ -62,8 +62,8 @@ int oscf_win::resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_
 // fabric's RMA. A request-based put is not batched: its request must complete on its own.
 bool oscf_win::batch_put(size_t len, const Peer &p, const OpScope &scope) const {
     if (len > kBatchedPutMax || scope.has_request()) return false;
-    if (!p.lock_grant.idle()) return true;
-    return fab().limits().rma_in_software && (p.batch_records || !p.ops.idle());
+    if (!p.lock.grant.idle()) return true;
+    return fab().limits().rma_in_software && (!p.batch.empty() || !p.ops.idle());
 }
 
 int oscf_win::put(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
@@ -82,10 +82,10 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
     int rc = check_target(target);
     if (!rc && notify) rc = check_request_epoch(target, dir == Dir::write ? "put" : "get");
     if (rc) return rc;
-    OpScope scope(peers_[static_cast<size_t>(target)].ops, notify);
-    if (direct_memory(peers_[static_cast<size_t>(target)]))
+    OpScope scope(peer(target).ops, notify);
+    if (direct_memory(peer(target)))
         return finish(lk, scope, direct_transfer_all(lk, dir, target, segs, n, disp));
-    Packed packed(*this, peers_[static_cast<size_t>(target)], dir, scope);
+    Packed packed(*this, peer(target), dir, scope);
     Packed *pk = Packed::wanted(n, target == rank_) ? &packed : nullptr;
     for (size_t i = 0; i < n && rc == OSCF_OK; ++i)
         rc = transfer(lk, dir, target, segs[i].origin, segs[i].len, disp, segs[i].target_offset, scope, pk);
@@ -116,7 +116,7 @@ int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const 
                              Packed *packed) {
     const bool write = dir == Dir::write;
     const size_t len = w.span;
-    Peer &p = peers_[static_cast<size_t>(target)];
+    Peer &p = peer(target);
     int rc;
     if (target == rank_) {
         std::memmove(write ? w.local : local, write ? local : w.local, len);

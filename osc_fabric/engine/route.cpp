@@ -44,7 +44,7 @@ oscf_win::AccRoute oscf_win::acc_route(const Peer &p, int target, oscf_type t) c
 // travelled as a message (lock.cpp) is granted.
 int oscf_win::direct_begin(Guard &lk, int target, const char *what) {
     int rc = begin_access(lk, target, what);
-    return rc ? rc : await_grant(lk, peers_[static_cast<size_t>(target)]);
+    return rc ? rc : await_grant(lk, peer(target));
 }
 
 // All pieces of one put or get to a peer whose window memory we map (never dynamic:
@@ -54,7 +54,7 @@ int oscf_win::direct_begin(Guard &lk, int target, const char *what) {
 int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
                                   int64_t disp) {
     const char *what = dir == Dir::write ? "put" : "get";
-    Peer &p = peers_[static_cast<size_t>(target)];
+    Peer &p = peer(target);
     int rc = direct_begin(lk, target, what);
     if (rc) return rc;
     for (size_t i = 0; i < n; ++i) {  // every piece in range before anything moves
@@ -82,9 +82,9 @@ int oscf_win::direct_span(Guard &lk, int target, int64_t disp, int64_t offset, s
                           void **where) {
     *where = nullptr;
     int rc = check_target(target);
-    if (rc || !direct_memory(peers_[static_cast<size_t>(target)])) return rc;
+    if (rc || !direct_memory(peer(target))) return rc;
     const char *what = put ? "put" : "get";
-    Peer &p = peers_[static_cast<size_t>(target)];
+    Peer &p = peer(target);
     uint64_t off;
     if ((rc = direct_begin(lk, target, what)) ||
         (rc = target_offset(disp, p.disp_unit, offset, len, p.size, target, what, &off)))
@@ -100,8 +100,8 @@ int oscf_win::direct_span(Guard &lk, int target, int64_t disp, int64_t offset, s
 // type's native atomics, a batch) complete.
 int oscf_win::direct_ready(Guard &lk, Peer &p) {
     int rc = await_grant(lk, p);
-    if (rc || acc_ordering_ == 0 || (!p.batch_records && p.acc.idle())) return rc;
-    if (p.batch_records && (rc = send_batch(p))) return rc;
+    if (rc || acc_ordering_ == 0 || (p.batch.empty() && p.acc.idle())) return rc;
+    if (!p.batch.empty() && (rc = send_batch(p))) return rc;
     ++stats.ordering_waits;
     return wait_idle(lk, p.acc);
 }
@@ -142,11 +142,11 @@ void oscf_win::direct_store_word(Peer &p, uint64_t offset, uint64_t value) {
 // road on-node origins take to the same memory.
 void oscf_win::apply_here(oscf_op op, oscf_type type, char *target, const char *origin, char *result,
                           size_t count) {
-    const Peer &self = peers_[static_cast<size_t>(rank_)];
+    const Peer &me = self();
     // A byte is written whole by any store, so byte REPLACE (packed and batched puts)
     // stays a copy.
-    if (self.node.has_memory() && !(op == OSCF_OP_REPLACE && type_size(type) == 1 && !result)) {
-        node_accumulate(op, type, target, origin, result, count, self.node.acc_lock());
+    if (me.node.has_memory() && !(op == OSCF_OP_REPLACE && type_size(type) == 1 && !result)) {
+        node_accumulate(op, type, target, origin, result, count, me.node.acc_lock());
         return;
     }
     if (result) std::memmove(result, target, count * type_size(type));
@@ -155,9 +155,9 @@ void oscf_win::apply_here(oscf_op op, oscf_type type, char *target, const char *
 
 void oscf_win::swap_here(oscf_swap s, oscf_type type, char *target, const void *value, const void *compare,
                          void *result, size_t count) {
-    const Peer &self = peers_[static_cast<size_t>(rank_)];
-    if (self.node.has_memory()) {
-        node_swap(s, type, target, value, compare, result, count, self.node.acc_lock());
+    const Peer &me = self();
+    if (me.node.has_memory()) {
+        node_swap(s, type, target, value, compare, result, count, me.node.acc_lock());
         return;
     }
     apply_swap(s, type, target, value, compare, result, count);

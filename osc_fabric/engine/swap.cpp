@@ -41,7 +41,7 @@ int oscf_win::swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t 
     int rc = check_target(target);
     if (!rc && notify) rc = check_request_epoch(target, "compare_and_swap");
     if (rc) return rc;
-    OpScope scope(peers_[static_cast<size_t>(target)].acc, notify);
+    OpScope scope(peer(target).acc, notify);
     const size_t size = type_size(sw.type);
     rc = each_element_span(lk, target, sw.count, size, disp, offset, "compare_and_swap",
                            [&](const Where &w, size_t first, size_t n) -> int {
@@ -55,7 +55,7 @@ int oscf_win::swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t 
 }
 
 int oscf_win::post_swap(Guard &lk, int target, const Swap &sw, const Where &w, OpScope &scope) {
-    Peer &p = peers_[static_cast<size_t>(target)];
+    Peer &p = peer(target);
     const AccRoute route = acc_route(p, target, sw.type);  // as the type's accumulates
     if (route == AccRoute::direct) return direct_swap(lk, p, sw, w);
     if (route == AccRoute::here) {

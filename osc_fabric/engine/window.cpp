@@ -146,7 +146,7 @@ int oscf_win::connect(const WinBlob *blobs) {
                                "rank %d chose a different libfabric provider than ours (%s)", r,
                                fab().provider().c_str());
         if (b.addr_len > kMaxAddrLen) return OSCF_ERR_ARG;
-        Peer &p = peers_[static_cast<size_t>(r)];
+        Peer &p = peer(r);
         int rc = fab().insert_address(b.addr, b.addr_len, &p.addr);
         if (rc) return rc;
         p.base = b.base;
@@ -157,9 +157,9 @@ int oscf_win::connect(const WinBlob *blobs) {
         p.disp_unit = b.disp_unit;
         p.ops.parent = &all_ops_;
         p.acc.parent = &p.ops;
-        p.lock_grant.parent = &p.ops;
+        p.lock.grant.parent = &p.ops;
         p.batch_and_grant.batch = &p.acc;
-        p.batch_and_grant.grant = &p.lock_grant;
+        p.batch_and_grant.grant = &p.lock.grant;
         p.am_window_id = b.am_window_id;
         // Ourselves included: our own accumulates must take the same road as our peers'.
         if (eng_.node_direct && node_segment_ && b.node_segment == node_segment_ &&
@@ -174,7 +174,7 @@ int oscf_win::connect(const WinBlob *blobs) {
 
 int oscf_win::peer_address(uint32_t rank, fi_addr_t *out) const {
     if (rank >= peers_.size()) return OSCF_ERR_ARG;
-    *out = peers_[rank].addr;
+    *out = peer(rank).addr;
     return OSCF_OK;
 }
 

@@ -5,17 +5,18 @@
 // the methods that may wait so they can release it between polls).
 //
 // Files: window.cpp (creation, exchange, teardown), epoch.cpp (which calls are allowed
-// when: fence and the access checks), lock.cpp (the passive-target lock protocol),
-// rma.cpp (put/get), packed.cpp (many small segments of one put or get in few
-// messages), packed_layout.cpp and packed_rendezvous.cpp (derived-datatype transfers as
-// the target's layout and packed bytes, run_cursor.h cuts them), accumulate.cpp (the
-// accumulate family on both paths and its ordering), swap.cpp (conditional swaps),
-// implicit_epoch.cpp (lock + one operation + unlock in one message),
-// accumulate_batch.cpp (coalescing emulated accumulates), flush.cpp (completion waits),
-// pscw.cpp (general active target; its counts in pscw_counts.h), dynamic.cpp (attached
-// regions; a peer's table copy in region_cache.h), shared.cpp (the node segment),
-// route.cpp (which road an operation takes; the direct road to peers on this node,
-// with node_link.h and node_atomics.h). Messages: am.cpp, each origin's order in
+// when: fence and the access checks), lock.cpp (the passive-target lock protocol; one
+// target's lock state in peer_lock.h), rma.cpp (put/get), packed.cpp (many small
+// segments of one put or get in few messages), packed_layout.cpp and
+// packed_rendezvous.cpp (derived-datatype transfers as the target's layout and packed
+// bytes, run_cursor.h cuts them), accumulate.cpp (the accumulate family on both paths
+// and its ordering), swap.cpp (conditional swaps), implicit_epoch.cpp (lock + one
+// operation + unlock in one message), accumulate_batch.cpp (coalescing emulated
+// accumulates; one target's batch in accumulate_batch.h), flush.cpp (completion
+// waits), pscw.cpp (general active target; its counts in pscw_counts.h), dynamic.cpp
+// (attached regions; a peer's table copy in region_cache.h), shared.cpp (the node
+// segment), route.cpp (which road an operation takes; the direct road to peers on this
+// node, with node_link.h and node_atomics.h). Messages: am.cpp, each origin's order in
 // message_stream.h. The headers named here hold rules with no fabric in them, each
 // with its own tests in test/engine.
 #pragma once
@@ -29,7 +30,9 @@
 
 #include "am_proto.h"
 #include "engine_instance.h"
+#include "accumulate_batch.h"
 #include "node_link.h"
+#include "peer_lock.h"
 #include "pscw_counts.h"
 #include "region_cache.h"
 #include "request.h"
@@ -129,28 +132,21 @@ struct oscf_win {
     oscf_win_stats stats{};
 
 private:
-    enum class LockMode : uint8_t { none, shared, exclusive };
-
     struct Peer {
         fi_addr_t addr = FI_ADDR_UNSPEC;
         uint64_t base = 0, size = 0, key = 0;
         uint64_t state_base = 0, state_key = 0;
         uint32_t disp_unit = 1;
         uint64_t am_window_id = 0;
-        uint32_t am_sent = 0;       // requests sent to this peer's window: the next one's AmHeader::seq
-        oscf::RegionCache regions;  // dynamic windows: our copy of its region table
-        oscf::NodeLink node;        // linked: on this node, reached directly (route.cpp)
-        oscf::OpCounter ops;        // this origin's operations to this target
-        oscf::OpCounter acc;        // the accumulates among them (child of ops)
-        LockMode lock = LockMode::none;
-        bool lock_acquired = false;       // false under MPI_MODE_NOCHECK: nothing to release
-        bool release_unanswered = false;  // a kAmNoReply release went out since (lock.cpp)
-        bool release_with_batch = false;  // at unlock: the release ends the last batch (lock.cpp)
-        // Our shared lock request to this target, until granted (child of ops). It
-        // waits unsent until something goes to the target, to travel with the batch.
-        oscf::OpCounter lock_grant;
-        bool lock_request_unsent = false;
-        // Completes the batch and the grant with the one reply to a batch carrying it.
+        uint32_t am_sent = 0;         // requests sent to this peer's window: the next one's AmHeader::seq
+        oscf::RegionCache regions;    // dynamic windows: our copy of its region table
+        oscf::NodeLink node;          // linked: on this node, reached directly (route.cpp)
+        oscf::OpCounter ops;          // this origin's operations to this target
+        oscf::OpCounter acc;          // the accumulates among them (child of ops)
+        oscf::PeerLock lock;          // our lock on it (lock.cpp); lock.grant is a child of ops
+        oscf::AccumulateBatch batch;  // emulated accumulates not yet sent, counted on acc once sent
+        // Completes the batch and the grant with the one reply to a batch carrying our
+        // shared lock request.
         struct BatchAndGrant final : oscf::Completion {
             oscf::OpCounter *batch = nullptr, *grant = nullptr;
             void complete(int status, size_t len) override {
@@ -158,13 +154,12 @@ private:
                 grant->complete(status, len);
             }
         } batch_and_grant;
-        // Non-fetching emulated accumulates waiting to leave as one kAmBatch message
-        // (accumulate_batch.cpp); counted on acc only once sent.
-        std::unique_ptr<uint8_t[]> batch;  // kAmMaxPayload bytes, allocated at first use
-        size_t batch_len = 0;
-        uint32_t batch_records = 0;
-        bool batch_listed = false;  // in batched_
     };
+    Peer &peer(int rank) { return peers_[static_cast<size_t>(rank)]; }
+    const Peer &peer(int rank) const { return peers_[static_cast<size_t>(rank)]; }
+    Peer &self() { return peer(rank_); }
+    bool is_self(const Peer &p) const { return &p == &peer(rank_); }
+    int rank_of(const Peer &p) const { return static_cast<int>(&p - peers_.data()); }
 
     // epoch.cpp
     int check_target(int target) const;
@@ -191,8 +186,6 @@ private:
     bool lock_requests_queue() const;
     int request_shared(Peer &p);
     int send_lock_request(Peer &p);
-    void cancel_unsent_lock(Peer &p);
-    void fold_release_into_batch(Peer &p);
     void drop_hold(bool exclusive);
     bool take_own(Hold hold);  // on our own words, with CPU atomics
     void drop_own(Hold hold);
@@ -448,7 +441,7 @@ private:
 
     std::vector<Peer> peers_;
     oscf::OpCounter all_ops_;   // parent of every Peer::ops
-    std::vector<int> batched_;  // targets whose Peer::batch holds records
+    std::vector<int> batched_;  // targets whose Peer::batch is listed to send
     oscf::OpCounter releases_;  // lock releases in flight (lock.cpp), under all_ops_
 
     // Epoch state (epoch.cpp has the rules).
