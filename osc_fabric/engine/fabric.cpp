@@ -145,6 +145,9 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
         return OSCF_ERR_NO_PROVIDER;
     }
 
+    // Every candidate failing to open is a libfabric failure, not a missing provider:
+    // the caller reports the last one's reason (setup_error).
+    int first_failure = OSCF_ERR_NO_PROVIDER;
     for (auto &c : candidates) {
         auto fab = std::make_unique<Fabric>();
         rc = fab->setup(info_ptr(fi_dupinfo(c.second)));
@@ -153,9 +156,14 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
             out = std::move(fab);
             return OSCF_OK;
         }
-        log(1, "provider %s unusable: %s", c.second->fabric_attr->prov_name, oscf_status_str(rc));
+        if (first_failure == OSCF_ERR_NO_PROVIDER) first_failure = rc;
     }
-    return OSCF_ERR_NO_PROVIDER;
+    return first_failure;
+}
+
+int Fabric::setup_error(const char *what, int rc) const {
+    log(1, "provider %s: %s failed: %s (%d)", provider_.c_str(), what, fi_strerror(-rc), rc);
+    return OSCF_ERR_FABRIC;
 }
 
 int Fabric::setup(info_ptr info) {
@@ -165,19 +173,19 @@ int Fabric::setup(info_ptr info) {
 
     fid_fabric *fab = nullptr;
     int rc = fi_fabric(info_->fabric_attr, &fab, nullptr);
-    if (rc) return fabric_error("fi_fabric", rc);
+    if (rc) return setup_error("fi_fabric", rc);
     fabric_.reset(fab);
 
     fid_domain *dom = nullptr;
     rc = fi_domain(fabric_.get(), info_.get(), &dom, nullptr);
-    if (rc) return fabric_error("fi_domain", rc);
+    if (rc) return setup_error("fi_domain", rc);
     domain_.reset(dom);
 
     fi_av_attr av_attr{};
     av_attr.type = FI_AV_TABLE;
     fid_av *av = nullptr;
     rc = fi_av_open(domain_.get(), &av_attr, &av, nullptr);
-    if (rc) return fabric_error("fi_av_open", rc);
+    if (rc) return setup_error("fi_av_open", rc);
     av_.reset(av);
 
     fi_cq_attr cq_attr{};
@@ -185,16 +193,16 @@ int Fabric::setup(info_ptr info) {
     cq_attr.wait_obj = FI_WAIT_NONE;
     fid_cq *cq = nullptr;
     rc = fi_cq_open(domain_.get(), &cq_attr, &cq, nullptr);
-    if (rc) return fabric_error("fi_cq_open", rc);
+    if (rc) return setup_error("fi_cq_open", rc);
     cq_.reset(cq);
 
     fid_ep *ep = nullptr;
     rc = fi_endpoint(domain_.get(), info_.get(), &ep, nullptr);
-    if (rc) return fabric_error("fi_endpoint", rc);
+    if (rc) return setup_error("fi_endpoint", rc);
     ep_.reset(ep);
-    if ((rc = fi_ep_bind(ep_.get(), &av_->fid, 0))) return fabric_error("fi_ep_bind(av)", rc);
+    if ((rc = fi_ep_bind(ep_.get(), &av_->fid, 0))) return setup_error("fi_ep_bind(av)", rc);
     if ((rc = fi_ep_bind(ep_.get(), &cq_->fid, FI_TRANSMIT | FI_RECV)))
-        return fabric_error("fi_ep_bind(cq)", rc);
+        return setup_error("fi_ep_bind(cq)", rc);
     rc = fi_enable(ep_.get());
     // shm names its region in /dev/shm after our pid. One left there by a killed process
     // (SIGKILL, _exit) that had the same pid fails fi_enable with -FI_EBUSY, and
@@ -203,13 +211,13 @@ int Fabric::setup(info_ptr info) {
         log(1, "shm: removed a stale region of an earlier process with our pid; enabling again");
         rc = fi_enable(ep_.get());
     }
-    if (rc) return fabric_error("fi_enable", rc);
+    if (rc) return setup_error("fi_enable", rc);
 
     size_t addrlen = 0;
     rc = fi_getname(&ep_->fid, nullptr, &addrlen);
-    if (rc != -FI_ETOOSMALL && rc) return fabric_error("fi_getname", rc);
+    if (rc != -FI_ETOOSMALL && rc) return setup_error("fi_getname", rc);
     local_addr_.resize(addrlen);
-    if ((rc = fi_getname(&ep_->fid, local_addr_.data(), &addrlen))) return fabric_error("fi_getname", rc);
+    if ((rc = fi_getname(&ep_->fid, local_addr_.data(), &addrlen))) return setup_error("fi_getname", rc);
     local_addr_.resize(addrlen);
 
     uint64_t mr_mode = info_->domain_attr->mr_mode;

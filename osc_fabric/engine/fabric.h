@@ -69,6 +69,10 @@ public:
 
 private:
     int setup(info_ptr info);
+    // A step of setup() failed: logged at level 1 with the provider's name, so a job
+    // that did not ask for osc/fabric by name declines silently (the help message
+    // quotes it when it did), and another provider may still serve.
+    int setup_error(const char *what, int rc) const;
 
     // Declaration order is teardown order in reverse: children close first.
     info_ptr info_;
