@@ -79,6 +79,10 @@ typedef struct oscf_engine_config {
     /* Peers on this node whose window memory and state words this process maps (a node
      * segment) are reached with loads, stores and CPU atomics instead of the fabric. */
     int node_direct;
+    /* The MPI library calls in from one thread at a time (its thread level is below
+     * MPI_THREAD_MULTIPLE). Without a progress thread nothing else enters the engine, so
+     * its lock need not be a locked exchange on every call. */
+    int calls_serialized;
 } oscf_engine_config;
 
 int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out);
@@ -241,6 +245,9 @@ int oscf_win_get_packed(oscf_win *win, int target, const oscf_run *runs, size_t 
  * The copy is complete when the caller's last store is: nothing to flush. */
 int oscf_win_direct_span(oscf_win *win, int target, int64_t target_disp, int64_t offset, size_t len,
                          int is_put, void **where);
+/* True when oscf_win_direct_span may find some target of this window: one on this node
+ * whose window memory we map. Fixed once the window is connected. */
+int oscf_win_has_direct_memory(const oscf_win *win);
 
 /* ---- accumulate family --------------------------------------------------------- */
 

@@ -109,6 +109,7 @@ int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
         if ((rc = eng->am->start(kAmReceiveBuffers))) return rc;
         ActiveMessages *am = eng->am.get();
         eng->progress->set_round_hook([am] { am->retry_held(); });
+        eng->progress->mutex().set_single_thread(cfg->calls_serialized && !cfg->progress_thread);
         if (cfg->progress_thread) eng->progress_thread = std::make_unique<ProgressThread>(*eng->progress, 10);
         *out = eng.release();
         return OSCF_OK;
@@ -267,6 +268,10 @@ int oscf_win_direct_span(oscf_win *win, int target, int64_t disp, int64_t offset
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
         return w.direct_span(lk, target, disp, offset, len, is_put != 0, where);
     });
+}
+
+int oscf_win_has_direct_memory(const oscf_win *win) {
+    return win && win->has_direct_memory();
 }
 
 int oscf_win_fence(oscf_win *win, int assert_bits) {

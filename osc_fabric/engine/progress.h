@@ -101,19 +101,40 @@ private:
 // were 23% of an 8-byte MPI_Accumulate that joins a batch (perf, osc_acc_rate on shm).
 // Held only for short engine work, never across a wait (wait_until lets go each
 // round), so a waiter spins briefly, then yields the CPU between attempts.
+//
+// When only one thread ever enters the engine (set_single_thread: MPI calls serialized
+// and no progress thread), the lock is a plain flag. It still makes try_lock() fail
+// while the engine is entered further up this thread's stack (opal_progress calling
+// poll() from inside a call), but costs no locked exchange, which on one node was a
+// large part of an 8-byte put or flush (perf/README.md, "Measurements behind design
+// choices").
 class EngineLock {
 public:
+    // Before the engine is used; never changed after.
+    void set_single_thread(bool on) { single_thread_ = on; }
     void lock() {
+        if (single_thread_) {
+            entered_ = true;
+            return;
+        }
         Backoff backoff(128);
         while (!try_lock())
             while (held_.load(std::memory_order_relaxed)) backoff.pause();
     }
     bool try_lock() {
+        if (single_thread_) return !std::exchange(entered_, true);
         return !held_.load(std::memory_order_relaxed) && !held_.exchange(true, std::memory_order_acquire);
     }
-    void unlock() { held_.store(false, std::memory_order_release); }
+    void unlock() {
+        if (single_thread_)
+            entered_ = false;
+        else
+            held_.store(false, std::memory_order_release);
+    }
 
 private:
+    bool single_thread_ = false;
+    bool entered_ = false;  // single_thread_: the engine is entered on this (the only) thread
     std::atomic<bool> held_{false};
 };
 

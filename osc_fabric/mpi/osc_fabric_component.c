@@ -187,6 +187,13 @@ static bool node_oversubscribed(void)
     return NULL != local && cpus > 0 && atol(local) > cpus;
 }
 
+/* MPI_THREAD_MULTIPLE: threads may call MPI at once, so they may meet in the engine. */
+static bool calls_from_many_threads(void)
+{
+    int provided = MPI_THREAD_MULTIPLE;
+    return MPI_SUCCESS != MPI_Query_thread(&provided) || MPI_THREAD_MULTIPLE == provided;
+}
+
 /* Opens the engine once; a failure is remembered so every later query declines fast. */
 static int ensure_engine(void)
 {
@@ -198,6 +205,7 @@ static int ensure_engine(void)
         .progress_thread = c->progress_thread,
         .oversubscribed = node_oversubscribed(),
         .node_direct = c->node_direct,
+        .calls_serialized = !calls_from_many_threads(),
     };
     const char *path = NULL != c->accumulate_path ? c->accumulate_path : "auto";
     if (0 == strcmp(path, "am")) {
@@ -327,6 +335,7 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
                                                   MPI_BYTE, module->comm,
                                                   module->comm->c_coll->coll_allgather_module);
         if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_status(oscf_win_connect(module->win, blobs));
+        if (OMPI_SUCCESS == rc) module->direct_memory = oscf_win_has_direct_memory(module->win);
         rc = ompi_osc_fabric_agree(module->comm, rc);
     }
     free(blobs);

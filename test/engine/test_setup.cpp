@@ -42,7 +42,7 @@ TEST_CASE("an shm region left by a killed process with our pid does not stop the
     // Where this process's next endpoint goes: shm numbers domains and endpoints per
     // process, so after one engine's D:E comes a higher D or E.
     oscf_engine *eng = nullptr;
-    oscf_engine_config cfg{"shm", 1, 0, OSCF_ACC_AUTO, 0, 0};
+    oscf_engine_config cfg{"shm", 1, 0, OSCF_ACC_AUTO, 0, 0, 0};
     const std::set<std::string> before = own_regions();
     REQUIRE(oscf_engine_open(&cfg, &eng) == OSCF_OK);
     std::set<std::string> opened = own_regions();
