@@ -82,6 +82,9 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
     int rc = check_target(target);
     if (!rc && notify) rc = check_request_epoch(target, dir == Dir::write ? "put" : "get");
     if (rc) return rc;
+    // On-node peers reached directly: copied before we return, so only a request needs
+    // a scope to complete through.
+    if (direct_memory(peer(target)) && !notify) return direct_transfer_all(lk, dir, target, segs, n, disp);
     OpScope scope(peer(target).ops, notify);
     if (direct_memory(peer(target)))
         return finish(lk, scope, direct_transfer_all(lk, dir, target, segs, n, disp));

@@ -166,6 +166,7 @@ int oscf_win::connect(const WinBlob *blobs) {
             !p.node.map(shared_.addr, shared_.len, memory_in_segment(), b.node_mem_offset, b.size,
                         b.node_state_offset, state_bytes(static_cast<size_t>(size_))))
             return usage_error(OSCF_ERR_ARG, "rank %d's window lies outside the node segment", r);
+        has_direct_memory_ = has_direct_memory_ || direct_memory(p);
     }
     releases_.parent = &all_ops_;
     eng_.am->add_window(id_, this);

@@ -123,6 +123,7 @@ struct oscf_win {
     // route.cpp: a span of an on-node peer's window memory the caller may copy to or
     // from itself (a derived datatype's layout on both sides), or nullptr.
     int direct_span(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, bool put, void **where);
+    bool has_direct_memory() const { return has_direct_memory_; }
 
     oscf_engine &engine() const { return eng_; }
     // No exclusive holder has our lock word: held shared requests may be granted now.
@@ -427,7 +428,8 @@ private:
         ~Mapping();
     } shared_;
     int map_shared(const oscf_win_params &p);
-    uint64_t node_segment_ = 0;  // WinBlob::node_segment: 0 without a node segment
+    uint64_t node_segment_ = 0;       // WinBlob::node_segment: 0 without a node segment
+    bool has_direct_memory_ = false;  // some peer's node link maps its window memory
     bool memory_in_segment() const {
         return flavor_ == OSCF_FLAVOR_ALLOCATE || flavor_ == OSCF_FLAVOR_SHARED;
     }

@@ -42,6 +42,7 @@ typedef struct ompi_osc_fabric_component_t {
 typedef struct ompi_osc_fabric_module_t {
     ompi_osc_base_module_t super;
     oscf_win *win;
+    bool direct_memory;        /* oscf_win_has_direct_memory, asked once at creation */
     ompi_communicator_t *comm; /* private duplicate for our collectives */
     /* The info keys we honour (osc_fabric_info.c), as MPI_Win_get_info reports them. */
 #define OMPI_OSC_FABRIC_INFO_KEYS 6

@@ -210,6 +210,19 @@ static int move(bool is_put, const void *origin_addr, int origin_count, struct o
     int rc = prepare(&a, is_put, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
                      target_dt, win, one_block);
     if (OMPI_SUCCESS != rc) return rc;
+    /* One block to an on-node peer whose memory we map: the engine checks the access and
+     * the copy is ours, without the engine's segment walk (most of an 8-byte put there). */
+    if (1 == a.n && NULL == request && ((ompi_osc_fabric_module_t *)win->w_osc_module)->direct_memory) {
+        void *where = NULL;
+        rc = ompi_osc_fabric_status(oscf_win_direct_span(a.win, target, target_disp, a.segs[0].target_offset,
+                                                         a.segs[0].len, is_put, &where));
+        if (OMPI_SUCCESS != rc || NULL != where) {
+            if (NULL != where) {
+                memmove(is_put ? where : a.segs[0].origin, is_put ? a.segs[0].origin : where, a.segs[0].len);
+            }
+            return rc;
+        }
+    }
     rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
     release(&a);
     return rc;
