@@ -26,13 +26,22 @@ int bench_start(int *argc, char ***argv, const char *prog, int *rank)
     return nprocs;
 }
 
-int bench_need_procs(int nprocs, int want, const char *roles)
+int bench_proceed(int parse_rc, int nprocs, int want, const char *roles)
 {
-    if (nprocs == want) return 1;
-    if (g_rank == 0)
-        fprintf(stderr, "%s: this benchmark needs exactly %d MPI processes%s, got %d\n", g_prog, want, roles,
-                nprocs);
-    return 0;
+    int status = BENCH_PROCEED;
+    if (parse_rc > 0) {
+        status = 0;
+    } else if (parse_rc < 0) {
+        status = BENCH_EXIT_USAGE;
+    } else if (want > 0 && nprocs != want) {
+        if (g_rank == 0)
+            fprintf(stderr, "%s: this benchmark needs exactly %d MPI processes%s, got %d\n", g_prog, want,
+                    roles, nprocs);
+        status = BENCH_EXIT_USAGE;
+    }
+    /* The arguments are the same on every rank: all of them leave, or none. */
+    if (status != BENCH_PROCEED) MPI_Finalize();
+    return status;
 }
 
 int bench_check_size(long bad, long size, const char *unit)

@@ -23,9 +23,13 @@ void bench_init(const char *prog);
 /* MPI_Init, errors returned instead of fatal (so they are reported with the context),
  * bench_init(prog), and this rank. Returns the number of processes. */
 int bench_start(int *argc, char ***argv, const char *prog, int *rank);
-/* 1 when the job has exactly `want` processes; else rank 0 says so (roles: who is who,
- * or "") and 0. The caller then finalizes and exits with BENCH_EXIT_USAGE. */
-int bench_need_procs(int nprocs, int want, const char *roles);
+/* What bench_proceed returns when the program is to run. */
+enum { BENCH_PROCEED = -1 };
+/* The end of every main()'s start: parse_rc as bench_parse returns it, then the job's
+ * size, which must be `want` (0: any; else rank 0 says so, roles telling who is who,
+ * or ""). Returns BENCH_PROCEED to run; otherwise MPI is finalized and the result is
+ * the exit status (0 after help, BENCH_EXIT_USAGE). */
+int bench_proceed(int parse_rc, int nprocs, int want, const char *roles);
 int bench_rank(void);
 const char *bench_prog(void);
 

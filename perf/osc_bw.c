@@ -432,23 +432,14 @@ static void print_header(const struct bench *b)
 int main(int argc, char **argv)
 {
     struct bench b;
-    int nprocs, prc, rc = 0;
+    int nprocs, go, rc = 0;
 
     memset(&b, 0, sizeof b);
     nprocs = bench_start(&argc, &argv, "osc_bw", &b.rank);
-
-    prc = parse_options(argc, argv, &b.opt);
-    if (prc != 0) {
-        MPI_Finalize();
-        return prc > 0 ? 0 : BENCH_EXIT_USAGE;
-    }
+    go = bench_proceed(parse_options(argc, argv, &b.opt), nprocs, 2, "");
+    if (go != BENCH_PROCEED) return go;
     bench_context("-t %s -w %s -s %s", test_names[b.opt.test], bench_flavor_names[b.opt.flavor],
                   bench_sync_names[b.opt.sync]);
-
-    if (!bench_need_procs(nprocs, 2, "")) {
-        MPI_Finalize();
-        return BENCH_EXIT_USAGE;
-    }
 
     b.peer = 1 - b.rank;
     if (b.opt.test == T_PUT_BIBW) {

@@ -569,24 +569,15 @@ static void print_header(const struct bench *b)
 int main(int argc, char **argv)
 {
     struct bench b;
-    int nprocs, prc, rc = 0;
+    int nprocs, go, rc = 0;
     long first_size, last_size;
 
     memset(&b, 0, sizeof b);
     nprocs = bench_start(&argc, &argv, "osc_latency", &b.rank);
-
-    prc = parse_options(argc, argv, &b.opt);
-    if (prc != 0) {
-        MPI_Finalize();
-        return prc > 0 ? 0 : BENCH_EXIT_USAGE;
-    }
+    go = bench_proceed(parse_options(argc, argv, &b.opt), nprocs, 2, " (rank 0 = origin, rank 1 = target)");
+    if (go != BENCH_PROCEED) return go;
     bench_context("-o %s -w %s -s %s", op_names[b.opt.op], bench_flavor_names[b.opt.flavor],
                   bench_sync_names[b.opt.sync]);
-
-    if (!bench_need_procs(nprocs, 2, " (rank 0 = origin, rank 1 = target)")) {
-        MPI_Finalize();
-        return BENCH_EXIT_USAGE;
-    }
 
     if (b.opt.op == OP_FOP || b.opt.op == OP_CAS) {
         first_size = last_size = ATOMIC_SIZE;
