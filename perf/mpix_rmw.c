@@ -18,30 +18,30 @@
  *                     from the value it returns while the candidate is still better
  *                     (a stale value costs a call; a candidate already beaten, one);
  *                and prints the time (slowest rank) and offers/s of each, and B / A.
- * Each loop is checked (the final value); a wrong one prints FAIL and exits 1.
+ * Each loop is checked (the final value); a wrong one prints FAIL and exits 1. MPI errors
+ * and bad options: bench.h.
  *
  *   -i iterations (10000)  -w warmup iterations (1000)  -m implicit|keepmin (implicit)
  *
  * Under any osc component (elsewhere the MPIX calls fall back to standard MPI), so one
  * binary compares osc/fabric with osc/rdma or osc/pt2pt. Plain MPI-3 + C11.
  */
-#define _POSIX_C_SOURCE 200809L
-
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include <mpi.h>
 
+#include "bench.h"
 #include "mpix_fabric.h"
 
 #define IMPLICIT MPIX_MODE_PASSIVE_EPOCH_IMPLICIT
 #define BIG (UINT64_MAX - 1) /* below the initial value: every first offer wins */
 
-enum mode { MODE_IMPLICIT, MODE_KEEPMIN };
+enum mode { MODE_IMPLICIT, MODE_KEEPMIN, MODES };
+static const char *const mode_names[MODES] = {"implicit", "keepmin"};
 
 struct bench {
     int rank, n;
@@ -55,61 +55,59 @@ struct bench {
 
 /* ------------------------------------------------------------------ helpers */
 
-static void usage(const char *prog)
+static void usage(FILE *f)
 {
-    fprintf(stderr, "usage: %s [-i iterations] [-w warmup] [-m implicit|keepmin]\n", prog);
+    fprintf(f, "usage: mpix_rmw [-i iterations] [-w warmup] [-m implicit|keepmin]\n");
 }
 
-/* 0 to run, 1 for a bad command line (said by rank 0). */
+/* As bench_parse: 0 to run, 1 after -h, -1 for a bad command line (said by rank 0). */
 static int parse(int argc, char **argv, struct bench *b)
 {
-    int c;
-    b->iters = 10000, b->warmup = 1000, b->mode = MODE_IMPLICIT;
-    while ((c = getopt(argc, argv, "i:w:m:h")) != -1) {
-        if (c == 'i' && (b->iters = atol(optarg)) > 0) continue;
-        if (c == 'w' && (b->warmup = atol(optarg)) >= 0) continue;
-        if (c == 'm' && (strcmp(optarg, "implicit") == 0 || strcmp(optarg, "keepmin") == 0)) {
-            b->mode = optarg[0] == 'i' ? MODE_IMPLICIT : MODE_KEEPMIN;
-            continue;
-        }
-        if (b->rank == 0) usage(argv[0]);
-        return 1;
-    }
-    return 0;
+    int mode = MODE_IMPLICIT;
+    b->iters = 10000, b->warmup = 1000;
+    const struct bench_opt opts[] = {
+        {'i', BENCH_LONG, &b->iters, 1, LONG_MAX, NULL, NULL},
+        {'w', BENCH_LONG, &b->warmup, 0, LONG_MAX, NULL, NULL},
+        {'m', BENCH_NAME, &mode, 0, MODES, mode_names, NULL},
+    };
+    int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
+    b->mode = (enum mode)mode;
+    if (rc) return rc;
+    return bench_require(b->mode != MODE_IMPLICIT || b->n >= 2, usage, "-m implicit needs at least 2 ranks");
 }
 
 /* Rank 0 stores v at the location; everyone leaves after it. */
 static void reset(const struct bench *b, uint64_t v)
 {
     if (b->rank == 0) {
-        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, b->win);
+        MPI_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, b->win));
         *b->loc = v;
-        MPI_Win_unlock(0, b->win);
+        MPI_CK(MPI_Win_unlock(0, b->win));
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
 /* After the loops: the location must hold `want` (rank 0 looks, everyone learns). */
 static void check_final(struct bench *b, uint64_t want, const char *what)
 {
     int ok = 1;
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
     if (b->rank == 0) {
-        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, b->win);
+        MPI_CK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, b->win));
         ok = *b->loc == want;
         if (!ok)
             printf("FAIL %s: final value %llu, expected %llu\n", what, (unsigned long long)*b->loc,
                    (unsigned long long)want);
-        MPI_Win_unlock(0, b->win);
+        MPI_CK(MPI_Win_unlock(0, b->win));
     }
-    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_CK(MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD));
     b->ok = b->ok && ok;
 }
 
 static const char *path_name(MPI_Win win)
 {
     int native = 0;
-    MPIX_Rmw_native(win, &native);
+    MPI_CK(MPIX_Rmw_native(win, &native));
     return native ? "native (osc/fabric)" : "fallback (standard MPI)";
 }
 
@@ -122,7 +120,7 @@ typedef void (*op_fn)(const struct bench *b, long i);
 static void cas_lt(const struct bench *b, long i, int assert)
 {
     uint64_t c = BIG - ((uint64_t)i * (uint64_t)(b->n - 1) + (uint64_t)(b->rank - 1)), old;
-    MPIX_Rmw2(&c, 1, MPI_UINT64_T, &c, &old, 0, 0, assert, MPIX_RMW2_COMP_SWAP_LT, b->win);
+    MPI_CK(MPIX_Rmw2(&c, 1, MPI_UINT64_T, &c, &old, 0, 0, assert, MPIX_RMW2_COMP_SWAP_LT, b->win));
 }
 static void op_cas_lt(const struct bench *b, long i)
 {
@@ -138,15 +136,15 @@ static void op_sum(const struct bench *b, long i)
 {
     uint64_t one = 1, old;
     (void)i;
-    MPIX_Rmw(&one, 1, MPI_UINT64_T, &old, 0, 0, IMPLICIT, MPIX_RMW_SUM, b->win);
+    MPI_CK(MPIX_Rmw(&one, 1, MPI_UINT64_T, &old, 0, 0, IMPLICIT, MPIX_RMW_SUM, b->win));
 }
 
 static void op_fop(const struct bench *b, long i)
 {
     uint64_t one = 1, old;
     (void)i;
-    MPI_Fetch_and_op(&one, &old, MPI_UINT64_T, 0, 0, MPI_SUM, b->win);
-    MPI_Win_flush(0, b->win);
+    MPI_CK(MPI_Fetch_and_op(&one, &old, MPI_UINT64_T, 0, 0, MPI_SUM, b->win));
+    MPI_CK(MPI_Win_flush(0, b->win));
 }
 
 /* Per-op latency in us of this origin (0 at rank 0, which only makes progress). */
@@ -154,15 +152,15 @@ static double time_origin(const struct bench *b, op_fn fn, bool lock_shared)
 {
     double t = 0;
     if (b->rank != 0) {
-        if (lock_shared) MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, b->win);
+        if (lock_shared) MPI_CK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, b->win));
         for (long i = 0; i < b->warmup; i++) fn(b, i);
-        MPI_Barrier(b->origins);
+        MPI_CK(MPI_Barrier(b->origins));
         double t0 = MPI_Wtime();
         for (long i = 0; i < b->iters; i++) fn(b, b->warmup + i);
         t = (MPI_Wtime() - t0) * 1e6 / (double)b->iters;
-        if (lock_shared) MPI_Win_unlock(0, b->win);
+        if (lock_shared) MPI_CK(MPI_Win_unlock(0, b->win));
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
     return t;
 }
 
@@ -176,7 +174,7 @@ static int cmp_double(const void *a, const void *b)
 static double median_origins(const struct bench *b, double mine)
 {
     double all[b->n], m = 0;
-    MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_CK(MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     if (b->rank == 0) {
         qsort(all + 1, (size_t)b->n - 1, sizeof(double), cmp_double);
         int k = b->n - 1;
@@ -201,6 +199,7 @@ static void run_implicit(struct bench *b)
     uint64_t calls = (uint64_t)(b->n - 1) * (uint64_t)(b->warmup + b->iters);
     double lat[NLOOPS];
     for (int l = 0; l < NLOOPS; l++) {
+        bench_context("-m implicit, %s", loops[l].name);
         reset(b, loops[l].counts ? 0 : UINT64_MAX);
         lat[l] = median_origins(b, time_origin(b, loops[l].fn, loops[l].lock_shared));
         check_final(b, loops[l].counts ? calls : BIG - (calls - 1), loops[l].name);
@@ -224,8 +223,8 @@ static long offer_standard(MPI_Win win, uint64_t cand, uint64_t *seen)
     uint64_t cur = *seen > cand ? *seen : cand + 1, old; /* at least one call */
     long tries = 0;
     while (cand < cur) {
-        MPI_Compare_and_swap(&cand, &cur, &old, MPI_UINT64_T, 0, 0, win);
-        MPI_Win_flush(0, win);
+        MPI_CK(MPI_Compare_and_swap(&cand, &cur, &old, MPI_UINT64_T, 0, 0, win));
+        MPI_CK(MPI_Win_flush(0, win));
         tries++;
         cur = old == cur ? cand : old;
     }
@@ -240,8 +239,8 @@ static double keepmin_run(const struct bench *b, int v, long count, long *cas)
     const bool standard = v == 1;
     const int assert = v == 2 ? IMPLICIT | MPI_MODE_NOCHECK : IMPLICIT;
     reset(b, UINT64_MAX);
-    if (standard) MPI_Win_lock_all(0, b->win);
-    MPI_Barrier(MPI_COMM_WORLD);
+    if (standard) MPI_CK(MPI_Win_lock_all(0, b->win));
+    MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
     uint64_t seen = UINT64_MAX; /* the location's first value */
     double t0 = MPI_Wtime();
     for (long i = 0; i < count; i++) {
@@ -250,11 +249,11 @@ static double keepmin_run(const struct bench *b, int v, long count, long *cas)
             *cas += offer_standard(b->win, c, &seen);
             continue;
         }
-        MPIX_Rmw2(&c, 1, MPI_UINT64_T, &c, &old, 0, 0, assert, MPIX_RMW2_COMP_SWAP_LT, b->win);
+        MPI_CK(MPIX_Rmw2(&c, 1, MPI_UINT64_T, &c, &old, 0, 0, assert, MPIX_RMW2_COMP_SWAP_LT, b->win));
         ++*cas;
     }
     double t = MPI_Wtime() - t0;
-    if (standard) MPI_Win_unlock_all(b->win);
+    if (standard) MPI_CK(MPI_Win_unlock_all(b->win));
     return t;
 }
 
@@ -268,13 +267,14 @@ static void run_keepmin(struct bench *b)
     double tmax[3];
     long cas[3] = {0, 0, 0}, all_cas[3] = {0, 0, 0}; /* calls that reached the target */
     uint64_t mine = BIG - ((uint64_t)(b->iters - 1) * (uint64_t)b->n + (uint64_t)b->rank), min;
-    MPI_Allreduce(&mine, &min, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_CK(MPI_Allreduce(&mine, &min, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD));
     for (int v = 0; v < 3; v++) {
+        bench_context("-m keepmin, %s", names[v]);
         long unused = 0;
         keepmin_run(b, v, b->warmup, &unused);
         double t = keepmin_run(b, v, b->iters, &cas[v]);
-        MPI_Reduce(&t, &tmax[v], 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&cas[v], &all_cas[v], 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_CK(MPI_Reduce(&t, &tmax[v], 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+        MPI_CK(MPI_Reduce(&cas[v], &all_cas[v], 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
         check_final(b, min, names[v]);
     }
     if (b->rank != 0) return;
@@ -295,30 +295,22 @@ static void run_keepmin(struct bench *b)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     struct bench b = {.ok = true};
-    MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &b.n);
-    bool bad = parse(argc, argv, &b) != 0;
-    if (!bad && b.mode == MODE_IMPLICIT && b.n < 2) {
-        if (b.rank == 0) fprintf(stderr, "%s: -m implicit needs at least 2 ranks\n", argv[0]);
-        bad = true;
-    }
-    if (bad) {
-        MPI_Finalize();
-        return 1;
-    }
-    MPI_Win_allocate(b.rank == 0 ? sizeof(uint64_t) : 0, sizeof(uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
-                     &b.loc, &b.win);
-    MPI_Comm_split(MPI_COMM_WORLD, b.rank == 0 ? MPI_UNDEFINED : 1, b.rank, &b.origins);
+    b.n = bench_start(&argc, &argv, "mpix_rmw", &b.rank);
+    const int go = bench_proceed(parse(argc, argv, &b), b.n, 0, "");
+    if (go != BENCH_PROCEED) return go;
+    MPI_CK(MPI_Win_allocate(b.rank == 0 ? sizeof(uint64_t) : 0, sizeof(uint64_t), MPI_INFO_NULL,
+                            MPI_COMM_WORLD, &b.loc, &b.win));
+    MPI_CK(MPI_Win_set_errhandler(b.win, MPI_ERRORS_RETURN));
+    MPI_CK(MPI_Comm_split(MPI_COMM_WORLD, b.rank == 0 ? MPI_UNDEFINED : 1, b.rank, &b.origins));
 
     if (b.mode == MODE_IMPLICIT)
         run_implicit(&b);
     else
         run_keepmin(&b);
 
-    if (b.origins != MPI_COMM_NULL) MPI_Comm_free(&b.origins);
-    MPI_Win_free(&b.win);
+    if (b.origins != MPI_COMM_NULL) MPI_CK(MPI_Comm_free(&b.origins));
+    MPI_CK(MPI_Win_free(&b.win));
     MPI_Finalize();
     return b.ok ? 0 : 1;
 }
