@@ -238,11 +238,12 @@ void bench_print_iterations(const struct bench_iters *it)
     const long is = bench_iters_for(it, 0), ws = bench_warmup_for(it, 0);
     const long il = bench_iters_for(it, it->large_above + 1);
     const long wl = bench_warmup_for(it, it->large_above + 1);
+    const char *sp = it->unit ? " " : "", *unit = it->unit ? it->unit : "";
     if (is == il && ws == wl)
-        printf("# Iterations: %ld timed + %ld warmup per size\n", is, ws);
+        printf("# Iterations: %ld timed + %ld warmup%s%s per size\n", is, ws, sp, unit);
     else
-        printf("# Iterations: %ld timed + %ld warmup per size, %ld + %ld above %ld bytes\n", is, ws, il, wl,
-               it->large_above);
+        printf("# Iterations: %ld timed + %ld warmup%s%s per size, %ld + %ld above %ld bytes\n", is, ws, sp,
+               unit, il, wl, it->large_above);
 }
 
 /* ---- windows ------------------------------------------------------------ */

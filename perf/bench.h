@@ -94,6 +94,7 @@ int bench_require(int ok, void (*usage)(FILE *), const char *fmt, ...);
 struct bench_iters {
     long iters, warmup;
     long small_iters, small_warmup, large_iters, large_warmup, large_above;
+    const char *unit; /* what one iteration is, for the header ("windows"), or NULL */
 };
 long bench_iters_for(const struct bench_iters *it, long size);
 long bench_warmup_for(const struct bench_iters *it, long size);

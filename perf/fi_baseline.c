@@ -21,8 +21,9 @@
  *        bibw bw from both ranks at the same time, bandwidth of both summed;
  *        rate like bw, reported as operations per second (default 8 B).
  *
- * Exit status: 0 success, 1 usage, 2 libfabric or MPI failure (the failing
- * call and fi_strerror are printed), 3 data check (-c) failed.
+ * Exit status as in bench.h: 0 success, 1 usage, 2 libfabric or MPI failure (the
+ * failing call and fi_strerror are printed), 3 data check (-c) failed. bench.c is
+ * only the MPI side's plumbing (messages, options); what is measured is libfabric.
  */
 
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, strdup under -std=c11 */
@@ -44,9 +45,7 @@
 #include <string.h>
 #include <time.h>
 
-#define EXIT_USAGE 1
-#define EXIT_FAILURE_FI 2
-#define EXIT_CHECK_FAILED 3
+#include "bench.h"
 
 #define DEFAULT_MIN_SIZE 1L
 #define DEFAULT_MAX_SIZE (1L << 22) /* 4 MiB, like OSU */
@@ -90,7 +89,7 @@ struct options {
     enum mode mode;
     long min_size, max_size;
     int sizes_given;
-    long iters, warmup; /* < 0: defaults depending on mode and size */
+    struct bench_iters it; /* operations in lat mode, windows otherwise */
     long window;
     int check;
     const char *prov; /* -p: provider name hint, NULL = FI_PROVIDER/any */
@@ -135,23 +134,12 @@ struct bench {
 };
 
 /* ------------------------------------------------------------------------ */
-/* error handling                                                           */
+/* error handling: libfabric's here, MPI's and the rest in bench.c            */
 
-static int g_rank = -1;
-
-static void die(int code)
+static _Noreturn void fi_fail(long rc, const char *call, int line)
 {
-    fflush(stdout);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, code);
-    exit(code); /* not reached */
-}
-
-static void fi_fail(long rc, const char *call, int line)
-{
-    fprintf(stderr, "fi_baseline: rank %d: %.*s failed (fi_baseline.c:%d): %s (%ld)\n", g_rank,
-            (int)strcspn(call, "( "), call, line, fi_strerror((int)-rc), rc);
-    die(EXIT_FAILURE_FI);
+    bench_die(BENCH_EXIT_FAILURE, "%.*s failed (fi_baseline.c:%d): %s (%ld)", (int)strcspn(call, "( "), call,
+              line, fi_strerror((int)-rc), rc);
 }
 
 #define FI_CK(call)                                 \
@@ -159,31 +147,6 @@ static void fi_fail(long rc, const char *call, int line)
         long rc_ = (long)(call);                    \
         if (rc_ < 0) fi_fail(rc_, #call, __LINE__); \
     } while (0)
-
-#define MPI_CK(call)                                              \
-    do {                                                          \
-        int rc_ = (call);                                         \
-        if (rc_ != MPI_SUCCESS) {                                 \
-            fprintf(stderr,                                       \
-                    "fi_baseline: rank %d: %s failed (line %d), " \
-                    "MPI error %d\n",                             \
-                    g_rank, #call, __LINE__, rc_);                \
-            die(EXIT_FAILURE_FI);                                 \
-        }                                                         \
-    } while (0)
-
-static void *xalloc(size_t bytes)
-{
-    size_t rounded = (bytes + BUF_ALIGN - 1) / BUF_ALIGN * BUF_ALIGN;
-    void *p = aligned_alloc(BUF_ALIGN, rounded ? rounded : BUF_ALIGN);
-
-    if (p == NULL) {
-        fprintf(stderr, "fi_baseline: rank %d: out of memory (%zu bytes)\n", g_rank, bytes);
-        die(EXIT_USAGE);
-    }
-    memset(p, 0, rounded ? rounded : BUF_ALIGN);
-    return p;
-}
 
 /* ------------------------------------------------------------------------ */
 /* options                                                                  */
@@ -207,128 +170,52 @@ static void usage(FILE *f)
             "  -h         this help\n",
             ATOMIC_SIZE, DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE, RATE_SIZE, RATE_SIZE, LAT_ITERS_SMALL,
             LAT_ITERS_LARGE, LARGE_MESSAGE_SIZE, WIN_ITERS_SMALL, WIN_ITERS_LARGE, LAT_WARMUP_SMALL,
-            LAT_WARMUP_LARGE, WIN_WARMUP_SMALL, WIN_WARMUP_LARGE, DEFAULT_WINDOW, EXIT_CHECK_FAILED);
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long v;
-
-    if (s == NULL || *s == '\0') return -1;
-    v = strtol(s, &end, 10);
-    if (*end != '\0' || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_name(const char *s, const char *const *names, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (strcmp(s, names[i]) == 0) return i;
-    }
-    return -1;
-}
-
-static int parse_range(const char *s, long *min, long *max)
-{
-    char buf[64];
-    const char *colon = strchr(s, ':');
-    size_t n;
-
-    if (colon == NULL) return parse_long(s, 1, MAX_ALLOWED_SIZE, max);
-    n = (size_t)(colon - s);
-    if (n >= sizeof buf) return -1;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    if (n > 0 && parse_long(buf, 1, MAX_ALLOWED_SIZE, min) != 0) return -1;
-    if (colon[1] != '\0' && parse_long(colon + 1, 1, MAX_ALLOWED_SIZE, max) != 0) return -1;
-    return 0;
+            LAT_WARMUP_LARGE, WIN_WARMUP_SMALL, WIN_WARMUP_LARGE, DEFAULT_WINDOW, BENCH_EXIT_CHECK);
 }
 
 /* Returns 0 to run, 1 for -h, -1 on error (message printed on rank 0). */
-static int parse_options(int argc, char **argv, int rank, struct options *o)
+static int parse_options(int argc, char **argv, struct options *o)
 {
-    long min = DEFAULT_MIN_SIZE, max = DEFAULT_MAX_SIZE;
-
+    long sizes[2] = {DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE};
+    int op = OP_PUT, mode = MODE_LAT;
     memset(o, 0, sizeof *o);
-    o->op = OP_PUT;
-    o->mode = MODE_LAT;
-    o->iters = -1;
-    o->warmup = -1;
+    o->it.iters = o->it.warmup = -1;
     o->window = DEFAULT_WINDOW;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
-        int bad = 0, idx;
-
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            if (rank == 0) usage(stdout);
-            return 1;
-        }
-        if (strcmp(a, "-c") == 0) {
-            o->check = 1;
-            continue;
-        }
-        if (strlen(a) != 2 || a[0] != '-' || strchr("otmixWp", a[1]) == NULL) {
-            if (rank == 0) fprintf(stderr, "fi_baseline: unknown option '%s'\n", a);
-            goto fail;
-        }
-        if (v == NULL) {
-            if (rank == 0) fprintf(stderr, "fi_baseline: option %s needs an argument\n", a);
-            goto fail;
-        }
-        i++;
-        switch (a[1]) {
-        case 'o':
-            idx = parse_name(v, op_names, OP_COUNT_);
-            if (idx < 0)
-                bad = 1;
-            else
-                o->op = (enum op_kind)idx;
-            break;
-        case 't':
-            idx = parse_name(v, mode_names, MODE_COUNT_);
-            if (idx < 0)
-                bad = 1;
-            else
-                o->mode = (enum mode)idx;
-            break;
-        case 'm':
-            bad = parse_range(v, &min, &max) != 0;
-            o->sizes_given = 1;
-            break;
-        case 'i': bad = parse_long(v, 1, 1000000000L, &o->iters) != 0; break;
-        case 'x': bad = parse_long(v, 0, 1000000000L, &o->warmup) != 0; break;
-        case 'W': bad = parse_long(v, 1, MAX_WINDOW, &o->window) != 0; break;
-        case 'p': o->prov = v; break;
-        default: bad = 1;
-        }
-        if (bad) {
-            if (rank == 0) fprintf(stderr, "fi_baseline: invalid value '%s' for %s\n", v, a);
-            goto fail;
-        }
+    const struct bench_opt opts[] = {
+        {'o', BENCH_NAME, &op, 0, OP_COUNT_, op_names, NULL},
+        {'t', BENCH_NAME, &mode, 0, MODE_COUNT_, mode_names, NULL},
+        {'m', BENCH_RANGE, sizes, 1, MAX_ALLOWED_SIZE, NULL, &o->sizes_given},
+        {'i', BENCH_LONG, &o->it.iters, 1, 1000000000L, NULL, NULL},
+        {'x', BENCH_LONG, &o->it.warmup, 0, 1000000000L, NULL, NULL},
+        {'W', BENCH_LONG, &o->window, 1, MAX_WINDOW, NULL, NULL},
+        {'p', BENCH_STRING, &o->prov, 0, 0, NULL, NULL},
+        {'c', BENCH_FLAG, &o->check, 0, 0, NULL, NULL},
+    };
+    int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
+    if (rc) return rc;
+    o->op = (enum op_kind)op;
+    o->mode = (enum mode)mode;
+    /* lat counts operations, the other modes windows, as OSU's osu_bw does. */
+    if (o->mode == MODE_LAT) {
+        o->it.small_iters = LAT_ITERS_SMALL, o->it.small_warmup = LAT_WARMUP_SMALL;
+        o->it.large_iters = LAT_ITERS_LARGE, o->it.large_warmup = LAT_WARMUP_LARGE;
+        o->it.unit = "operations";
+    } else {
+        o->it.small_iters = WIN_ITERS_SMALL, o->it.small_warmup = WIN_WARMUP_SMALL;
+        o->it.large_iters = WIN_ITERS_LARGE, o->it.large_warmup = WIN_WARMUP_LARGE;
+        o->it.unit = "windows";
     }
-    if (min > max) {
-        if (rank == 0) {
-            fprintf(stderr, "fi_baseline: -m: MIN (%ld) is larger than MAX (%ld)\n", min, max);
-        }
-        goto fail;
-    }
+    o->it.large_above = LARGE_MESSAGE_SIZE;
     if (o->op >= OP_ACC) {
         o->min_size = o->max_size = ATOMIC_SIZE;
     } else if (o->mode == MODE_RATE && !o->sizes_given) {
         o->min_size = o->max_size = RATE_SIZE;
     } else {
-        o->min_size = min;
-        o->max_size = max;
+        o->min_size = sizes[0];
+        o->max_size = sizes[1];
     }
-    return 0;
-
-fail:
-    if (rank == 0) usage(stderr);
-    return -1;
+    return bench_require(sizes[0] <= sizes[1], usage, "-m: MIN (%ld) is larger than MAX (%ld)", sizes[0],
+                         sizes[1]);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -340,10 +227,7 @@ static void open_fabric(struct bench *b)
     struct fi_cq_attr cq_attr;
     struct fi_av_attr av_attr;
 
-    if (hints == NULL) {
-        fprintf(stderr, "fi_baseline: rank %d: fi_allocinfo failed\n", g_rank);
-        die(EXIT_FAILURE_FI);
-    }
+    if (hints == NULL) bench_die(BENCH_EXIT_FAILURE, "fi_allocinfo failed");
     /* The capabilities osc/fabric asks for, so the same provider is chosen. */
     hints->caps = FI_RMA | FI_ATOMIC;
     hints->ep_attr->type = FI_EP_RDM;
@@ -355,7 +239,7 @@ static void open_fabric(struct bench *b)
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     if (b->opt.prov != NULL) {
         hints->fabric_attr->prov_name = strdup(b->opt.prov);
-        if (hints->fabric_attr->prov_name == NULL) die(EXIT_USAGE);
+        if (hints->fabric_attr->prov_name == NULL) bench_die(BENCH_EXIT_USAGE, "out of memory");
     }
 
     FI_CK(fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &b->info));
@@ -396,10 +280,7 @@ static void connect_peer(struct bench *b)
     mylen = (unsigned long)len;
     MPI_CK(MPI_Sendrecv(&mylen, 1, MPI_UNSIGNED_LONG, b->peer_rank, 0, &peerlen, 1, MPI_UNSIGNED_LONG,
                         b->peer_rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    if (peerlen > sizeof peer_name) {
-        fprintf(stderr, "fi_baseline: rank %d: peer address too long (%lu)\n", g_rank, peerlen);
-        die(EXIT_FAILURE_FI);
-    }
+    if (peerlen > sizeof peer_name) bench_die(BENCH_EXIT_FAILURE, "peer address too long (%lu)", peerlen);
     MPI_CK(MPI_Sendrecv(name, (int)mylen, MPI_BYTE, b->peer_rank, 1, peer_name, (int)peerlen, MPI_BYTE,
                         b->peer_rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     n = fi_av_insert(b->av, peer_name, 1, &b->peer, 0, NULL);
@@ -414,7 +295,7 @@ static void make_region(struct bench *b, struct region *r, size_t bytes, uint64_
                         uint64_t req_key)
 {
     r->bytes = bytes;
-    r->buf = xalloc(bytes);
+    r->buf = bench_alloc(BUF_ALIGN, bytes);
     r->mr = NULL;
     r->desc = NULL;
     r->key = 0;
@@ -425,13 +306,8 @@ static void make_region(struct bench *b, struct region *r, size_t bytes, uint64_
         FI_CK(fi_mr_enable(r->mr));
     }
     r->key = fi_mr_key(r->mr);
-    if (r->key == FI_KEY_NOTAVAIL) {
-        fprintf(stderr,
-                "fi_baseline: rank %d: provider needs raw keys (FI_MR_RAW), "
-                "not supported\n",
-                g_rank);
-        die(EXIT_FAILURE_FI);
-    }
+    if (r->key == FI_KEY_NOTAVAIL)
+        bench_die(BENCH_EXIT_FAILURE, "provider needs raw keys (FI_MR_RAW), not supported");
     if (b->mr_mode & FI_MR_LOCAL) r->desc = fi_mr_desc(r->mr);
 }
 
@@ -479,8 +355,7 @@ static void make_buffers(struct bench *b)
     b->peer_win = theirs.addr;
     b->peer_key = theirs.key;
 
-    b->ctx = calloc((size_t)w + 1, sizeof *b->ctx);
-    if (b->ctx == NULL) die(EXIT_USAGE);
+    b->ctx = bench_alloc(64, ((size_t)w + 1) * sizeof *b->ctx);
 }
 
 static void close_fabric(struct bench *b)
@@ -511,12 +386,9 @@ static void check_atomic_support(struct bench *b)
     case OP_CAS: rc = fi_compare_atomicvalid(b->ep, FI_INT64, FI_CSWAP, &count); break;
     default: return;
     }
-    if (rc != 0 || count < 1) {
-        fprintf(stderr, "fi_baseline: rank %d: provider %s does not support %s (%s)\n", g_rank,
-                b->info->fabric_attr->prov_name, op_fi_names[b->opt.op],
-                rc != 0 ? fi_strerror(-rc) : "count 0");
-        die(EXIT_FAILURE_FI);
-    }
+    if (rc != 0 || count < 1)
+        bench_die(BENCH_EXIT_FAILURE, "provider %s does not support %s (%s)", b->info->fabric_attr->prov_name,
+                  op_fi_names[b->opt.op], rc != 0 ? fi_strerror(-rc) : "count 0");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -534,9 +406,8 @@ static void progress(struct bench *b)
 
         memset(&err, 0, sizeof err);
         FI_CK(fi_cq_readerr(b->cq, &err, 0));
-        fprintf(stderr, "fi_baseline: rank %d: operation failed: %s (%d), provider: %s\n", g_rank,
-                fi_strerror(err.err), err.err, fi_cq_strerror(b->cq, err.prov_errno, err.err_data, NULL, 0));
-        die(EXIT_FAILURE_FI);
+        bench_die(BENCH_EXIT_FAILURE, "operation failed: %s (%d), provider: %s", fi_strerror(err.err),
+                  err.err, fi_cq_strerror(b->cq, err.prov_errno, err.err_data, NULL, 0));
     } else if (n != -FI_EAGAIN) {
         fi_fail(n, "fi_cq_read", __LINE__);
     }
@@ -677,7 +548,7 @@ static long mismatch(struct bench *b, long nbad, const char *what, long idx, uin
         fprintf(stderr,
                 "fi_baseline: CHECK FAILED: rank %d, -o %s -t %s, size %ld: %s[%ld] = "
                 "0x%llx, expected 0x%llx\n",
-                g_rank, op_names[b->opt.op], mode_names[b->opt.mode], b->size, what, idx,
+                bench_rank(), op_names[b->opt.op], mode_names[b->opt.mode], b->size, what, idx,
                 (unsigned long long)got, (unsigned long long)want);
     }
     return nbad + 1;
@@ -737,8 +608,7 @@ static long verify_size(struct bench *b, long nwin)
             /* The last window's W fetches saw W distinct consecutive values. */
             const uint64_t a = addend(me);
             const uint64_t first = counter_base(peer) + (uint64_t)(n_ops - b->wsize) * a;
-            char *seen = calloc((size_t)b->wsize, 1);
-            if (seen == NULL) die(EXIT_USAGE);
+            char *seen = bench_alloc(64, (size_t)b->wsize);
             for (long k = 0; k < b->wsize; k++) {
                 uint64_t v = get_u64(b->res.buf, k), step = (v - first) / a;
                 if (v < first || (v - first) % a != 0 || step >= (uint64_t)b->wsize || seen[step]) {
@@ -769,7 +639,7 @@ static long verify_size(struct bench *b, long nwin)
         }
     }
     if (nbad > MAX_REPORTED_MISMATCHES) {
-        fprintf(stderr, "fi_baseline: CHECK FAILED: rank %d: %ld mismatches in total\n", g_rank, nbad);
+        fprintf(stderr, "fi_baseline: CHECK FAILED: rank %d: %ld mismatches in total\n", bench_rank(), nbad);
     }
     fflush(stderr);
     return nbad;
@@ -834,11 +704,6 @@ static void serve_until_signalled(struct bench *b)
 static void print_header(const struct bench *b)
 {
     const struct options *o = &b->opt;
-    const int lat = o->mode == MODE_LAT;
-    const long is = o->iters > 0 ? o->iters : (lat ? LAT_ITERS_SMALL : WIN_ITERS_SMALL);
-    const long il = o->iters > 0 ? o->iters : (lat ? LAT_ITERS_LARGE : WIN_ITERS_LARGE);
-    const long ws = o->warmup >= 0 ? o->warmup : (lat ? LAT_WARMUP_SMALL : WIN_WARMUP_SMALL);
-    const long wl = o->warmup >= 0 ? o->warmup : (lat ? LAT_WARMUP_LARGE : WIN_WARMUP_LARGE);
     uint64_t mr_mode = b->mr_mode;
     uint32_t v = fi_version();
 
@@ -854,18 +719,13 @@ static void print_header(const struct bench *b)
            op_fi_names[o->op]);
     printf("# mr_mode: %s\n", mr_mode ? fi_tostr(&mr_mode, FI_TYPE_MR_MODE) : "none");
     if (o->op >= OP_ACC) printf("# Message size fixed at %ld bytes (one FI_INT64)\n", ATOMIC_SIZE);
-    if (lat) {
+    if (o->mode == MODE_LAT) {
         printf("# Latency: one operation, then wait for its completion\n");
     } else {
         printf("# Window: %ld operations in flight, then wait for all%s\n", o->window,
                o->mode == MODE_BIBW ? " (both ranks at once, bandwidth summed)" : "");
     }
-    if (is == il && ws == wl) {
-        printf("# Iterations: %ld timed + %ld warmup %s per size\n", is, ws, lat ? "operations" : "windows");
-    } else {
-        printf("# Iterations: %ld timed + %ld warmup %s per size, %ld + %ld above %ld bytes\n", is, ws,
-               lat ? "operations" : "windows", il, wl, LARGE_MESSAGE_SIZE);
-    }
+    bench_print_iterations(&o->it);
     if (o->check) printf("# Check mode: data verified after every size\n");
     printf("%-10s%18s\n", "# Size", mode_labels[o->mode]);
     fflush(stdout);
@@ -874,30 +734,13 @@ static void print_header(const struct bench *b)
 int main(int argc, char **argv)
 {
     struct bench b;
-    int nprocs, prc, rc = 0;
+    int nprocs, go, rc = 0;
 
     memset(&b, 0, sizeof b);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_CK(MPI_Comm_rank(MPI_COMM_WORLD, &b.rank));
-    MPI_CK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
-    g_rank = b.rank;
-
-    prc = parse_options(argc, argv, b.rank, &b.opt);
-    if (prc != 0) {
-        MPI_Finalize();
-        return prc > 0 ? 0 : EXIT_USAGE;
-    }
-    if (nprocs != 2) {
-        if (b.rank == 0) {
-            fprintf(stderr,
-                    "fi_baseline: needs exactly 2 MPI processes "
-                    "(rank 0 = origin, rank 1 = target), got %d\n",
-                    nprocs);
-        }
-        MPI_Finalize();
-        return EXIT_USAGE;
-    }
+    nprocs = bench_start(&argc, &argv, "fi_baseline", &b.rank);
+    go = bench_proceed(parse_options(argc, argv, &b.opt), nprocs, 2, " (rank 0 = origin, rank 1 = target)");
+    if (go != BENCH_PROCEED) return go;
+    bench_context("-o %s -t %s", op_names[b.opt.op], mode_names[b.opt.mode]);
     b.peer_rank = 1 - b.rank;
     b.origin = b.rank == 0 || b.opt.mode == MODE_BIBW;
     b.target = b.rank == 1 || b.opt.mode == MODE_BIBW;
@@ -910,14 +753,8 @@ int main(int argc, char **argv)
     if (b.rank == 0) print_header(&b);
 
     for (long size = b.opt.min_size; size <= b.opt.max_size; size *= 2) {
-        const int large = size > LARGE_MESSAGE_SIZE;
-        const int lat = b.opt.mode == MODE_LAT;
-        const long iters = b.opt.iters > 0 ? b.opt.iters
-                           : lat           ? (large ? LAT_ITERS_LARGE : LAT_ITERS_SMALL)
-                                           : (large ? WIN_ITERS_LARGE : WIN_ITERS_SMALL);
-        const long warmup = b.opt.warmup >= 0 ? b.opt.warmup
-                            : lat             ? (large ? LAT_WARMUP_LARGE : LAT_WARMUP_SMALL)
-                                              : (large ? WIN_WARMUP_LARGE : WIN_WARMUP_SMALL);
+        const long iters = bench_iters_for(&b.opt.it, size);
+        const long warmup = bench_warmup_for(&b.opt.it, size);
         double secs = 0.0, slowest = 0.0, value = 0.0;
 
         b.size = size;
@@ -934,20 +771,7 @@ int main(int argc, char **argv)
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         MPI_CK(MPI_Reduce(&secs, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
 
-        if (b.opt.check) {
-            long bad = verify_size(&b, warmup + iters), any = 0;
-            MPI_CK(MPI_Allreduce(&bad, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
-            if (any != 0) {
-                if (b.rank == 0) {
-                    fprintf(stderr,
-                            "fi_baseline: CHECK FAILED for -o %s -t %s size %ld "
-                            "(%ld bad values)\n",
-                            op_names[b.opt.op], mode_names[b.opt.mode], size, any);
-                }
-                rc = EXIT_CHECK_FAILED;
-                break;
-            }
-        }
+        if (b.opt.check && (rc = bench_check_size(verify_size(&b, warmup + iters), size, "values"))) break;
         if (b.rank == 0) {
             const double ops = (double)iters * (double)b.wsize;
             switch (b.opt.mode) {
@@ -961,10 +785,7 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
-    if (b.rank == 0 && b.opt.check && rc == 0) {
-        printf("# Check: passed\n");
-        fflush(stdout);
-    }
+    bench_check_passed(b.opt.check, rc);
 
     MPI_CK(MPI_Barrier(MPI_COMM_WORLD)); /* no traffic in flight when closing */
     close_fabric(&b);

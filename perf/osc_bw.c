@@ -119,8 +119,8 @@ static int parse_options(int argc, char **argv, struct options *o)
     int test = T_PUT_BW, flavor = BENCH_ALLOCATE, sync = BENCH_SYNC_FLUSH;
     memset(o, 0, sizeof *o);
     o->window = DEFAULT_WINDOW;
-    o->it = (struct bench_iters){-1,          -1,           ITERS_SMALL,       WARMUP_SMALL,
-                                 ITERS_LARGE, WARMUP_LARGE, LARGE_MESSAGE_SIZE};
+    o->it = (struct bench_iters){-1,          -1,           ITERS_SMALL,        WARMUP_SMALL,
+                                 ITERS_LARGE, WARMUP_LARGE, LARGE_MESSAGE_SIZE, NULL};
     const struct bench_opt opts[] = {
         {'t', BENCH_NAME, &test, 0, T_COUNT_, test_names, NULL},
         {'w', BENCH_NAME, &flavor, 0, BENCH_FLAVORS, bench_flavor_names, NULL},

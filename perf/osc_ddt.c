@@ -70,7 +70,7 @@ static int parse(int argc, char **argv, struct options *o)
     o->sizes[1] = DEFAULT_MAX;
     /* Small segments mean many of them per operation: fewer iterations there would
      * make the noisy small end noisier, so the split is at 8 bytes only. */
-    o->it = (struct bench_iters){-1, -1, 100, 10, 20, 2, 8};
+    o->it = (struct bench_iters){-1, -1, 100, 10, 20, 2, 8, NULL};
     const struct bench_opt opts[] = {
         {'t', BENCH_NAME, &o->kind, 0, K_N, kind_names, NULL},
         {'L', BENCH_NAME, &o->layout, 0, L_N, layout_names, NULL},

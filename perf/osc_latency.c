@@ -113,8 +113,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         {'e', BENCH_FLAG, &o->exclusive, 0, 0, NULL, NULL},
     };
     memset(o, 0, sizeof *o);
-    o->it = (struct bench_iters){-1,          -1,           ITERS_SMALL,       WARMUP_SMALL,
-                                 ITERS_LARGE, WARMUP_LARGE, LARGE_MESSAGE_SIZE};
+    o->it = (struct bench_iters){-1,          -1,           ITERS_SMALL,        WARMUP_SMALL,
+                                 ITERS_LARGE, WARMUP_LARGE, LARGE_MESSAGE_SIZE, NULL};
     int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     if (rc) return rc;
     o->op = (enum op_kind)op;
