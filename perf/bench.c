@@ -9,20 +9,15 @@ static const char *g_prog = "bench";
 static int g_rank = -1;
 static char g_context[256];
 
-void bench_init(const char *prog)
-{
-    g_prog = prog;
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-}
-
 int bench_start(int *argc, char ***argv, const char *prog, int *rank)
 {
     int nprocs;
     MPI_Init(argc, argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    g_prog = prog;
     MPI_CK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+    g_rank = *rank;
     MPI_CK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
-    bench_init(prog);
     return nprocs;
 }
 

@@ -5,7 +5,7 @@
  * synchronization modes the MPI benchmarks run under, and the common lines of
  * the OSU-style header.
  *
- * Plain MPI-3 + C11. Messages name the program and the rank (bench_init).
+ * Plain MPI-3 + C11. Messages name the program and the rank (bench_start).
  */
 #ifndef OSC_FABRIC_PERF_BENCH_H
 #define OSC_FABRIC_PERF_BENCH_H
@@ -18,10 +18,9 @@
 /* Exit status of every program: 0 success. */
 enum { BENCH_EXIT_USAGE = 1, BENCH_EXIT_FAILURE = 2, BENCH_EXIT_CHECK = 3 };
 
-/* After MPI_Init: the program's name and this rank, for every message. */
-void bench_init(const char *prog);
-/* MPI_Init, errors returned instead of fatal (so they are reported with the context),
- * bench_init(prog), and this rank. Returns the number of processes. */
+/* MPI_Init, with errors returned instead of fatal (so they are reported with the
+ * context); prog and the rank (also in *rank) then name every message. Returns the
+ * number of processes. */
 int bench_start(int *argc, char ***argv, const char *prog, int *rank);
 /* What bench_proceed returns when the program is to run. */
 enum { BENCH_PROCEED = -1 };

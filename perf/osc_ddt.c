@@ -121,17 +121,11 @@ static double run(const struct options *o, MPI_Win win, unsigned char *lbuf, int
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    bench_init("osc_ddt");
-    int rank = bench_rank(), n;
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    int rank;
+    const int n = bench_start(&argc, &argv, "osc_ddt", &rank);
     struct options o;
-    int rc = parse(argc, argv, &o);
-    if (rc) {
-        MPI_Finalize();
-        return rc > 0 ? 0 : BENCH_EXIT_USAGE;
-    }
-    if (n != 2) bench_die(BENCH_EXIT_USAGE, "needs exactly 2 processes, not %d", n);
+    const int go = bench_proceed(parse(argc, argv, &o), n, 2, " (rank 0 = origin, rank 1 = target)");
+    if (go != BENCH_PROCEED) return go;
 
     /* Room for the widest layout: TOTAL bytes at a stride of 3 segments. */
     const size_t bytes = (size_t)o.total * 3;
@@ -160,7 +154,7 @@ int main(int argc, char **argv)
         MPI_Datatype ltype = vector_of(nseg, seg, ls * seg), ttype = vector_of(nseg, seg, ts * seg);
         const long iters = bench_iters_for(&o.it, seg), warmup = bench_warmup_for(&o.it, seg);
         /* The target's memory: zero where nothing lands; with -t get, the data. */
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         if (rank == 1) {
             memset(w.buf, 0, bytes);
             if (o.kind == K_GET)
@@ -170,7 +164,7 @@ int main(int argc, char **argv)
             if (o.kind == K_PUT)
                 for (long j = 0; j < moved; j++) lbuf[(j / seg) * ls * seg + j % seg] = data_byte(seg, j);
         }
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         double ddt = 0, contig = 0;
         if (rank == 0) {
             ddt = run(&o, w.win, lbuf, 1, ltype, ttype, iters, warmup);
@@ -188,7 +182,7 @@ int main(int argc, char **argv)
                 }
             }
         }
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         if (rank == 1 && o.check && o.kind == K_PUT) {
             long bad = 0;
             for (long j = 0; j < ts * moved; j++) {
@@ -201,7 +195,7 @@ int main(int argc, char **argv)
                 failed = 1;
             }
         }
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         if (rank == 0) {
             /* The same bytes as one block; the data no longer matters. */
             contig = run(&o, w.win, lbuf, (int)moved, MPI_BYTE, MPI_BYTE, iters, warmup);
@@ -209,12 +203,12 @@ int main(int argc, char **argv)
                    (double)moved / contig / 1e6, ddt / contig);
             fflush(stdout);
         }
-        MPI_Type_free(&ltype);
-        MPI_Type_free(&ttype);
+        MPI_CK(MPI_Type_free(&ltype));
+        MPI_CK(MPI_Type_free(&ttype));
     }
     MPI_CK(MPI_Win_unlock(1 - rank, w.win));
     int any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_CK(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     free(lbuf);
     bench_win_free(&w);
     MPI_Finalize();

@@ -87,8 +87,8 @@ static MPI_Datatype random_type(uint64_t *s, long n, long *span)
     MPI_CK(MPI_Type_create_resized(tile, 0, (MPI_Aint)(stride * (long)sizeof(int)), &resized));
     MPI_CK(MPI_Type_contiguous((int)tiles, resized, &whole));
     MPI_CK(MPI_Type_commit(&whole));
-    MPI_Type_free(&tile);
-    MPI_Type_free(&resized);
+    MPI_CK(MPI_Type_free(&tile));
+    MPI_CK(MPI_Type_free(&resized));
     free(len);
     free(disp);
     *span = tiles * stride;
@@ -133,10 +133,8 @@ static long compare(void *buf, MPI_Datatype type, const int *want, int *scratch,
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    bench_init("osc_ddt_random");
-    int rank = bench_rank(), np;
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    int rank;
+    const int np = bench_start(&argc, &argv, "osc_ddt_random", &rank);
     struct options o = {.ints = 262144, .rounds = 20, .warmup = 1, .seed = 1};
     const struct bench_opt opts[] = {
         {'o', BENCH_NAME, &o.op, 0, O_N, op_names, NULL},
@@ -147,12 +145,9 @@ int main(int argc, char **argv)
         {'S', BENCH_LONG, &o.seed, 1, 1L << 62, NULL, NULL},
         {'c', BENCH_FLAG, &o.check, 0, 0, NULL, NULL},
     };
-    int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
-    if (rc) {
-        MPI_Finalize();
-        return rc > 0 ? 0 : BENCH_EXIT_USAGE;
-    }
-    if (np != 2) bench_die(BENCH_EXIT_USAGE, "needs exactly 2 processes, not %d", np);
+    const int go = bench_proceed(bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage), np, 2,
+                                 " (rank 0 = origin, rank 1 = target)");
+    if (go != BENCH_PROCEED) return go;
 
     /* The widest a type can be: every block followed by a gap as long as itself. */
     const size_t bytes = (size_t)o.ints * 2 * sizeof(int) + 4096 * 64;
@@ -161,10 +156,7 @@ int main(int argc, char **argv)
     unsigned char *local = bench_alloc(4096, bytes);
     int *want = bench_alloc(64, (size_t)o.ints * sizeof(int));
     int *scratch = bench_alloc(64, (size_t)o.ints * sizeof(int));
-    MPI_Group world, peer;
-    MPI_Comm_group(MPI_COMM_WORLD, &world);
-    const int other = 1 - rank;
-    MPI_Group_incl(world, 1, &other, &peer);
+    MPI_Group peer = bench_peer_group(1 - rank);
     if (rank == 0) {
         printf(
             "# osc_ddt_random: MPI_%s of %ld MPI_INT between random derived datatypes, one call\n"
@@ -193,7 +185,7 @@ int main(int argc, char **argv)
         memset(mine, 0, bytes);
         int pos = 0;
         MPI_CK(MPI_Unpack(scratch, (int)(o.ints * (long)sizeof(int)), &pos, mine, 1, mytype, MPI_COMM_SELF));
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         const double t0 = MPI_Wtime();
         epoch_begin(&o, w.win, peer, rank);
         if (rank == 0) {
@@ -206,7 +198,7 @@ int main(int argc, char **argv)
         }
         epoch_end(&o, w.win, rank);
         if (r >= 0) total += MPI_Wtime() - t0;
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         if (o.check) {
             /* Where the data lands: the target for put and acc, the origin for get. */
             const int lands_here = o.op == O_GET ? rank == 0 : rank == 1;
@@ -217,18 +209,17 @@ int main(int argc, char **argv)
                 bad += compare(mine, mytype, want, scratch, o.ints);
             }
         }
-        MPI_Type_free(&otype);
-        MPI_Type_free(&ttype);
+        MPI_CK(MPI_Type_free(&otype));
+        MPI_CK(MPI_Type_free(&ttype));
     }
     long any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_CK(MPI_Allreduce(&bad, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
     if (rank == 0) {
         const double mb = (double)o.ints * sizeof(int) * (double)o.rounds / 1e6;
         printf("%-10ld %14.4f %14.4f %14.2f\n", o.rounds, total, total / (double)o.rounds * 1e3, mb / total);
         if (any) fprintf(stderr, "osc_ddt_random: %ld ints wrong\n", any);
     }
-    MPI_Group_free(&peer);
-    MPI_Group_free(&world);
+    MPI_CK(MPI_Group_free(&peer));
     free(local);
     free(want);
     free(scratch);
