@@ -132,6 +132,16 @@ void bench_win_create(struct bench_win *w, enum bench_flavor flavor, size_t byte
 /* Collective; on dynamic windows waits until the peer is done with our memory. */
 void bench_win_free(struct bench_win *w);
 
+/* What osc_latency and osc_bw are both run with: -w, -s, -m, -i, -x, -c and -e. */
+struct bench_rma_opts {
+    enum bench_flavor flavor;
+    enum bench_sync sync;
+    long min_size, max_size;
+    struct bench_iters it; /* OSU-like defaults depending on size */
+    int check;             /* verify the data after every size */
+    int exclusive;         /* MPI_LOCK_EXCLUSIVE where one target is locked */
+};
+
 /* The header's "# Lock type:" line, for the modes that lock one target. */
 void bench_print_lock_type(enum bench_sync sync, int exclusive);
 /* The header's "# MPI library:" line. */

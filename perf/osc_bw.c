@@ -59,15 +59,10 @@ static const char *const sync_descr[BENCH_SYNCS] = {
 
 struct options {
     enum test_kind test;
-    enum bench_flavor flavor;
-    enum bench_sync sync;
+    struct bench_rma_opts rma;
     int sync_given;  /* -s seen: put_bibw defaults to pscw like OSU */
     int range_given; /* -m seen: put_rate defaults to 8 bytes */
-    long min_size, max_size;
-    long window;           /* operations per synchronization */
-    struct bench_iters it; /* OSU-like defaults depending on size */
-    int check;
-    int exclusive;
+    long window;     /* operations per synchronization */
 };
 
 struct bench {
@@ -119,35 +114,36 @@ static int parse_options(int argc, char **argv, struct options *o)
     int test = T_PUT_BW, flavor = BENCH_ALLOCATE, sync = BENCH_SYNC_FLUSH;
     memset(o, 0, sizeof *o);
     o->window = DEFAULT_WINDOW;
-    o->it = (struct bench_iters){-1,          -1,           ITERS_SMALL,        WARMUP_SMALL,
-                                 ITERS_LARGE, WARMUP_LARGE, LARGE_MESSAGE_SIZE, NULL};
+    o->rma.it = (struct bench_iters){-1,          -1,           ITERS_SMALL,        WARMUP_SMALL,
+                                     ITERS_LARGE, WARMUP_LARGE, LARGE_MESSAGE_SIZE, NULL};
     const struct bench_opt opts[] = {
         {'t', BENCH_NAME, &test, 0, T_COUNT_, test_names, NULL},
         {'w', BENCH_NAME, &flavor, 0, BENCH_FLAVORS, bench_flavor_names, NULL},
         {'s', BENCH_NAME, &sync, 0, BENCH_SYNCS, bench_sync_names, &o->sync_given},
         {'m', BENCH_RANGE, sizes, 0, MAX_ALLOWED_BYTES, NULL, &o->range_given},
         {'W', BENCH_LONG, &o->window, 1, MAX_WINDOW, NULL, NULL},
-        {'i', BENCH_LONG, &o->it.iters, 1, 1000000000L, NULL, NULL},
-        {'x', BENCH_LONG, &o->it.warmup, 0, 1000000000L, NULL, NULL},
-        {'c', BENCH_FLAG, &o->check, 0, 0, NULL, NULL},
-        {'e', BENCH_FLAG, &o->exclusive, 0, 0, NULL, NULL},
+        {'i', BENCH_LONG, &o->rma.it.iters, 1, 1000000000L, NULL, NULL},
+        {'x', BENCH_LONG, &o->rma.it.warmup, 0, 1000000000L, NULL, NULL},
+        {'c', BENCH_FLAG, &o->rma.check, 0, 0, NULL, NULL},
+        {'e', BENCH_FLAG, &o->rma.exclusive, 0, 0, NULL, NULL},
     };
     int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     if (rc) return rc;
     o->test = (enum test_kind)test;
-    o->flavor = (enum bench_flavor)flavor;
-    o->sync = (enum bench_sync)sync;
-    o->min_size = sizes[0];
-    o->max_size = sizes[1];
-    if (o->test == T_PUT_RATE && !o->range_given) o->min_size = o->max_size = DEFAULT_RATE_SIZE;
-    if (o->test == T_PUT_BIBW && !o->sync_given) o->sync = BENCH_SYNC_PSCW;
-    if (o->test == T_PUT_BIBW && !bibw_sync_ok(o->sync))
+    o->rma.flavor = (enum bench_flavor)flavor;
+    o->rma.sync = (enum bench_sync)sync;
+    o->rma.min_size = sizes[0];
+    o->rma.max_size = sizes[1];
+    if (o->test == T_PUT_RATE && !o->range_given) o->rma.min_size = o->rma.max_size = DEFAULT_RATE_SIZE;
+    if (o->test == T_PUT_BIBW && !o->sync_given) o->rma.sync = BENCH_SYNC_PSCW;
+    if (o->test == T_PUT_BIBW && !bibw_sync_ok(o->rma.sync))
         return bench_require(0, usage, "-t put_bibw supports -s pscw, fence, flush or lock_all, not %s",
-                             bench_sync_names[o->sync]);
-    if (o->min_size > o->max_size)
-        return bench_require(0, usage, "-m: MIN (%ld) is larger than MAX (%ld)", o->min_size, o->max_size);
-    return bench_require(o->max_size <= MAX_ALLOWED_BYTES / o->window, usage,
-                         "-W %ld times -m MAX %ld exceeds %ld bytes per buffer", o->window, o->max_size,
+                             bench_sync_names[o->rma.sync]);
+    if (o->rma.min_size > o->rma.max_size)
+        return bench_require(0, usage, "-m: MIN (%ld) is larger than MAX (%ld)", o->rma.min_size,
+                             o->rma.max_size);
+    return bench_require(o->rma.max_size <= MAX_ALLOWED_BYTES / o->window, usage,
+                         "-W %ld times -m MAX %ld exceeds %ld bytes per buffer", o->window, o->rma.max_size,
                          MAX_ALLOWED_BYTES);
 }
 
@@ -203,7 +199,7 @@ static long check_pattern(const struct bench *b, const char *what, const unsigne
             fprintf(stderr,
                     "osc_bw: CHECK FAILED: rank %d, -t %s -s %s size %ld: "
                     "%s[%ld] (op %ld%s) = 0x%02x, expected 0x%02x\n",
-                    b->rank, test_names[b->opt.test], bench_sync_names[b->opt.sync], b->size, what, j, op,
+                    b->rank, test_names[b->opt.test], bench_sync_names[b->opt.rma.sync], b->size, what, j, op,
                     op >= b->opt.window ? ", guard" : "", buf[j], want);
         }
         nbad++;
@@ -315,10 +311,10 @@ static inline void issue_window(struct bench *b)
  * caller may use barriers and self-locks between calls. */
 static void run_iterations(struct bench *b, long n)
 {
-    const int lock_type = b->opt.exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
+    const int lock_type = b->opt.rma.exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
     const int peer = b->peer;
 
-    switch (b->opt.sync) {
+    switch (b->opt.rma.sync) {
     case BENCH_SYNC_LOCK:
         if (!b->origin) return;
         for (long i = 0; i < n; i++) {
@@ -333,7 +329,7 @@ static void run_iterations(struct bench *b, long n)
         MPI_CK(MPI_Win_lock(lock_type, peer, 0, b->w.win));
         for (long i = 0; i < n; i++) {
             issue_window(b);
-            if (b->opt.sync == BENCH_SYNC_FLUSH) {
+            if (b->opt.rma.sync == BENCH_SYNC_FLUSH) {
                 MPI_CK(MPI_Win_flush(peer, b->w.win));
             } else {
                 MPI_CK(MPI_Win_flush_local(peer, b->w.win));
@@ -406,12 +402,13 @@ static void print_header(const struct bench *b)
     const struct options *o = &b->opt;
 
     printf("# osc_bw: %s test (osc/fabric perf suite, OSU-compatible output)\n", test_titles[o->test]);
-    printf("# Window creation: %s\n", bench_flavor_mpi_names[o->flavor]);
-    printf("# Synchronization: %s%s\n", sync_descr[o->sync], o->test == T_PUT_BIBW ? " (both ranks)" : "");
+    printf("# Window creation: %s\n", bench_flavor_mpi_names[o->rma.flavor]);
+    printf("# Synchronization: %s%s\n", sync_descr[o->rma.sync],
+           o->test == T_PUT_BIBW ? " (both ranks)" : "");
     printf("# Datatype: MPI_CHAR\n");
-    bench_print_lock_type(o->sync, o->exclusive);
+    bench_print_lock_type(o->rma.sync, o->rma.exclusive);
     printf("# Window size: W = %ld operations per synchronization\n", o->window);
-    bench_print_iterations(&o->it);
+    bench_print_iterations(&o->rma.it);
     if (o->test == T_PUT_RATE) {
         printf("# Rate: W * iterations / time of the timed loop on rank 0\n");
     } else if (o->test == T_PUT_BIBW) {
@@ -419,7 +416,7 @@ static void print_header(const struct bench *b)
     } else {
         printf("# Bandwidth: W * size * iterations / time on rank 0, 1 MB = 10^6 bytes\n");
     }
-    if (o->check) printf("# Check mode: data verified after every size\n");
+    if (o->rma.check) printf("# Check mode: data verified after every size\n");
     bench_print_library();
     if (o->test == T_PUT_RATE) {
         printf("# Size      Messages/s\n");
@@ -438,8 +435,8 @@ int main(int argc, char **argv)
     nprocs = bench_start(&argc, &argv, "osc_bw", &b.rank);
     go = bench_proceed(parse_options(argc, argv, &b.opt), nprocs, 2, "");
     if (go != BENCH_PROCEED) return go;
-    bench_context("-t %s -w %s -s %s", test_names[b.opt.test], bench_flavor_names[b.opt.flavor],
-                  bench_sync_names[b.opt.sync]);
+    bench_context("-t %s -w %s -s %s", test_names[b.opt.test], bench_flavor_names[b.opt.rma.flavor],
+                  bench_sync_names[b.opt.rma.sync]);
 
     b.peer = 1 - b.rank;
     if (b.opt.test == T_PUT_BIBW) {
@@ -448,24 +445,24 @@ int main(int argc, char **argv)
         b.origin = b.rank == 0;
         b.target = b.rank == 1;
     }
-    b.wbytes = (size_t)(b.opt.window * b.opt.max_size + GUARD_BYTES);
+    b.wbytes = (size_t)(b.opt.window * b.opt.rma.max_size + GUARD_BYTES);
     b.lbuf = bench_alloc(WIN_ALIGN, b.wbytes);
 
     b.peer_group = bench_peer_group(b.peer);
 
-    bench_win_create(&b.w, b.opt.flavor, b.wbytes, WIN_ALIGN, b.peer);
+    bench_win_create(&b.w, b.opt.rma.flavor, b.wbytes, WIN_ALIGN, b.peer);
     if (b.rank == 0) print_header(&b);
 
-    for (long size = b.opt.min_size; size <= b.opt.max_size; size = size ? size * 2 : 1) {
-        const long iters = bench_iters_for(&b.opt.it, size);
-        const long warmup = bench_warmup_for(&b.opt.it, size);
+    for (long size = b.opt.rma.min_size; size <= b.opt.rma.max_size; size = size ? size * 2 : 1) {
+        const long iters = bench_iters_for(&b.opt.rma.it, size);
+        const long warmup = bench_warmup_for(&b.opt.rma.it, size);
         const double ops = (double)b.opt.window * (double)iters;
         double t;
 
         b.size = size;
         t = run_size(&b, warmup, iters);
 
-        if (b.opt.check && (rc = bench_check_size(verify_size(&b), size, "bytes"))) break;
+        if (b.opt.rma.check && (rc = bench_check_size(verify_size(&b), size, "bytes"))) break;
         if (b.rank == 0) {
             double value;
             if (b.opt.test == T_PUT_RATE) {
@@ -479,7 +476,7 @@ int main(int argc, char **argv)
         }
     }
 
-    bench_check_passed(b.opt.check, rc);
+    bench_check_passed(b.opt.rma.check, rc);
 
     bench_win_free(&b.w);
     MPI_CK(MPI_Group_free(&b.peer_group));

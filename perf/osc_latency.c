@@ -52,12 +52,7 @@ static const char *const sync_mpi_names[BENCH_SYNCS] = {
 
 struct options {
     enum op_kind op;
-    enum bench_flavor flavor;
-    enum bench_sync sync;
-    long min_size, max_size;
-    struct bench_iters it; /* OSU-like defaults depending on size */
-    int check;
-    int exclusive;
+    struct bench_rma_opts rma;
 };
 
 struct bench {
@@ -107,23 +102,23 @@ static int parse_options(int argc, char **argv, struct options *o)
         {'w', BENCH_NAME, &flavor, 0, BENCH_FLAVORS, bench_flavor_names, NULL},
         {'s', BENCH_NAME, &sync, 0, BENCH_SYNCS, bench_sync_names, NULL},
         {'m', BENCH_RANGE, sizes, 0, MAX_ALLOWED_SIZE, NULL, NULL},
-        {'i', BENCH_LONG, &o->it.iters, 1, 1000000000L, NULL, NULL},
-        {'x', BENCH_LONG, &o->it.warmup, 0, 1000000000L, NULL, NULL},
-        {'c', BENCH_FLAG, &o->check, 0, 0, NULL, NULL},
-        {'e', BENCH_FLAG, &o->exclusive, 0, 0, NULL, NULL},
+        {'i', BENCH_LONG, &o->rma.it.iters, 1, 1000000000L, NULL, NULL},
+        {'x', BENCH_LONG, &o->rma.it.warmup, 0, 1000000000L, NULL, NULL},
+        {'c', BENCH_FLAG, &o->rma.check, 0, 0, NULL, NULL},
+        {'e', BENCH_FLAG, &o->rma.exclusive, 0, 0, NULL, NULL},
     };
     memset(o, 0, sizeof *o);
-    o->it = (struct bench_iters){-1,          -1,           ITERS_SMALL,        WARMUP_SMALL,
-                                 ITERS_LARGE, WARMUP_LARGE, LARGE_MESSAGE_SIZE, NULL};
+    o->rma.it = (struct bench_iters){-1,          -1,           ITERS_SMALL,        WARMUP_SMALL,
+                                     ITERS_LARGE, WARMUP_LARGE, LARGE_MESSAGE_SIZE, NULL};
     int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     if (rc) return rc;
     o->op = (enum op_kind)op;
-    o->flavor = (enum bench_flavor)flavor;
-    o->sync = (enum bench_sync)sync;
-    o->min_size = sizes[0];
-    o->max_size = sizes[1];
-    return bench_require(o->min_size <= o->max_size, usage, "-m: MIN (%ld) is larger than MAX (%ld)",
-                         o->min_size, o->max_size);
+    o->rma.flavor = (enum bench_flavor)flavor;
+    o->rma.sync = (enum bench_sync)sync;
+    o->rma.min_size = sizes[0];
+    o->rma.max_size = sizes[1];
+    return bench_require(o->rma.min_size <= o->rma.max_size, usage, "-m: MIN (%ld) is larger than MAX (%ld)",
+                         o->rma.min_size, o->rma.max_size);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -292,7 +287,8 @@ static long mismatch(struct bench *b, long nbad, const char *what, long idx, uns
         fprintf(stderr,
                 "osc_latency: CHECK FAILED: rank %d, %s %s size %ld: %s[%ld] = "
                 "0x%llx, expected 0x%llx\n",
-                b->rank, op_names[b->opt.op], bench_sync_names[b->opt.sync], b->size, what, idx, got, want);
+                b->rank, op_names[b->opt.op], bench_sync_names[b->opt.rma.sync], b->size, what, idx, got,
+                want);
     }
     return nbad + 1;
 }
@@ -436,13 +432,13 @@ static inline void issue_op(struct bench *b, long iter)
 static double run_passive(struct bench *b, long warmup, long iters)
 {
     const int peer = b->peer;
-    const int lock_type = b->opt.exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
+    const int lock_type = b->opt.rma.exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
     const long n = warmup + iters;
     double t0 = 0.0, t1 = 0.0;
 
     if (b->rank != 0) return 0.0; /* target stays passive */
 
-    switch (b->opt.sync) {
+    switch (b->opt.rma.sync) {
     case BENCH_SYNC_LOCK:
         for (long i = 0; i < n; i++) {
             if (i == warmup) t0 = MPI_Wtime();
@@ -542,8 +538,8 @@ static void print_header(const struct bench *b)
 
     printf("# osc_latency: %s latency test (osc/fabric perf suite, OSU-compatible output)\n",
            op_mpi_names[o->op]);
-    printf("# Window creation: %s\n", bench_flavor_mpi_names[o->flavor]);
-    printf("# Synchronization: %s\n", sync_mpi_names[o->sync]);
+    printf("# Window creation: %s\n", bench_flavor_mpi_names[o->rma.flavor]);
+    printf("# Synchronization: %s\n", sync_mpi_names[o->rma.sync]);
     if (o->op == OP_FOP || o->op == OP_CAS) {
         printf("# Datatype: MPI_UINT64_T (MPI_SUM), message size fixed at %ld bytes\n", ATOMIC_SIZE);
     } else if (is_int_op(o->op)) {
@@ -551,8 +547,8 @@ static void print_header(const struct bench *b)
     } else {
         printf("# Datatype: MPI_CHAR\n");
     }
-    bench_print_lock_type(o->sync, o->exclusive);
-    bench_print_iterations(&o->it);
+    bench_print_lock_type(o->rma.sync, o->rma.exclusive);
+    bench_print_iterations(&o->rma.it);
     if (b->pingpong) {
         printf(
             "# Latency: average over iterations of one epoch with one operation\n"
@@ -560,7 +556,7 @@ static void print_header(const struct bench *b)
     } else {
         printf("# Latency: average time per operation incl. its synchronization\n");
     }
-    if (o->check) printf("# Check mode: data verified after every size\n");
+    if (o->rma.check) printf("# Check mode: data verified after every size\n");
     bench_print_library();
     printf("# Size          Latency (us)\n");
     fflush(stdout);
@@ -576,14 +572,14 @@ int main(int argc, char **argv)
     nprocs = bench_start(&argc, &argv, "osc_latency", &b.rank);
     go = bench_proceed(parse_options(argc, argv, &b.opt), nprocs, 2, " (rank 0 = origin, rank 1 = target)");
     if (go != BENCH_PROCEED) return go;
-    bench_context("-o %s -w %s -s %s", op_names[b.opt.op], bench_flavor_names[b.opt.flavor],
-                  bench_sync_names[b.opt.sync]);
+    bench_context("-o %s -w %s -s %s", op_names[b.opt.op], bench_flavor_names[b.opt.rma.flavor],
+                  bench_sync_names[b.opt.rma.sync]);
 
     if (b.opt.op == OP_FOP || b.opt.op == OP_CAS) {
         first_size = last_size = ATOMIC_SIZE;
     } else {
-        first_size = b.opt.min_size;
-        last_size = b.opt.max_size;
+        first_size = b.opt.rma.min_size;
+        last_size = b.opt.rma.max_size;
         if (is_int_op(b.opt.op) && last_size < (long)sizeof(int)) {
             if (b.rank == 0) {
                 fprintf(stderr,
@@ -597,7 +593,7 @@ int main(int argc, char **argv)
     }
 
     b.peer = 1 - b.rank;
-    b.pingpong = b.opt.sync == BENCH_SYNC_FENCE || b.opt.sync == BENCH_SYNC_PSCW;
+    b.pingpong = b.opt.rma.sync == BENCH_SYNC_FENCE || b.opt.rma.sync == BENCH_SYNC_PSCW;
     b.wbytes = (size_t)(last_size > ATOMIC_SIZE ? last_size : ATOMIC_SIZE) + GUARD_BYTES;
     b.sbuf = bench_alloc(64, b.wbytes);
     b.rbuf = bench_alloc(64, b.wbytes);
@@ -605,12 +601,12 @@ int main(int argc, char **argv)
 
     b.peer_group = bench_peer_group(b.peer);
 
-    bench_win_create(&b.w, b.opt.flavor, b.wbytes, WIN_ALIGN, b.peer);
+    bench_win_create(&b.w, b.opt.rma.flavor, b.wbytes, WIN_ALIGN, b.peer);
     if (b.rank == 0) print_header(&b);
 
     for (long size = first_size; size <= last_size; size = size ? size * 2 : 1) {
-        const long iters = bench_iters_for(&b.opt.it, size);
-        const long warmup = bench_warmup_for(&b.opt.it, size);
+        const long iters = bench_iters_for(&b.opt.rma.it, size);
+        const long warmup = bench_warmup_for(&b.opt.rma.it, size);
         const long n_ops = total_ops(warmup, iters);
         double lat = 0.0;
 
@@ -621,21 +617,21 @@ int main(int argc, char **argv)
         setup_size(&b, n_ops);
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
 
-        switch (b.opt.sync) {
+        switch (b.opt.rma.sync) {
         case BENCH_SYNC_FENCE: lat = run_fence(&b, warmup, iters); break;
         case BENCH_SYNC_PSCW: lat = run_pscw(&b, warmup, iters); break;
         default: lat = run_passive(&b, warmup, iters); break;
         }
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
 
-        if (b.opt.check && (rc = bench_check_size(verify_size(&b, n_ops), size, "elements"))) break;
+        if (b.opt.rma.check && (rc = bench_check_size(verify_size(&b, n_ops), size, "elements"))) break;
         if (b.rank == 0) {
             printf("%-10d%18.2f\n", (int)size, lat);
             fflush(stdout);
         }
     }
 
-    bench_check_passed(b.opt.check, rc);
+    bench_check_passed(b.opt.rma.check, rc);
 
     bench_win_free(&b.w);
     MPI_CK(MPI_Group_free(&b.peer_group));
