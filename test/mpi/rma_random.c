@@ -43,6 +43,7 @@
 #include "check.h"
 #include "rma_random_shape.h"
 #include "rma_random_util.h"
+#include "test_values.h"
 
 #define MAXSEG 3
 #define MAXPIECE 4  /* dynamic: regions attached back to back per segment */
@@ -101,15 +102,18 @@ typedef struct {
 static const struct {
     const char *name;
     int size, vbytes, ioff, align; /* struct size, meaningful value bytes, index offset, alignment */
+    enum real value;               /* the value field's C type (test_values.h) */
 } pt_info[PT_N] = {
-    {"float_int", sizeof(pr_float_int), sizeof(float), offsetof(pr_float_int, i), _Alignof(pr_float_int)},
-    {"double_int", sizeof(pr_double_int), sizeof(double), offsetof(pr_double_int, i),
-     _Alignof(pr_double_int)},
-    {"long_int", sizeof(pr_long_int), sizeof(long), offsetof(pr_long_int, i), _Alignof(pr_long_int)},
-    {"2int", sizeof(pr_2int), sizeof(int), offsetof(pr_2int, i), _Alignof(pr_2int)},
-    {"short_int", sizeof(pr_short_int), sizeof(short), offsetof(pr_short_int, i), _Alignof(pr_short_int)},
+    {"float_int", sizeof(pr_float_int), sizeof(float), offsetof(pr_float_int, i), _Alignof(pr_float_int),
+     R_FLOAT},
+    {"double_int", sizeof(pr_double_int), sizeof(double), offsetof(pr_double_int, i), _Alignof(pr_double_int),
+     R_DOUBLE},
+    {"long_int", sizeof(pr_long_int), sizeof(long), offsetof(pr_long_int, i), _Alignof(pr_long_int), R_LONG},
+    {"2int", sizeof(pr_2int), sizeof(int), offsetof(pr_2int, i), _Alignof(pr_2int), R_INT},
+    {"short_int", sizeof(pr_short_int), sizeof(short), offsetof(pr_short_int, i), _Alignof(pr_short_int),
+     R_SHORT},
     {"long_double_int", sizeof(pr_long_double_int), LDBL_BYTES, offsetof(pr_long_double_int, i),
-     _Alignof(pr_long_double_int)},
+     _Alignof(pr_long_double_int), R_LDOUBLE},
 };
 #define PAD_BYTE 0xd4 /* padding of the pairs targets store before an epoch */
 
@@ -128,38 +132,7 @@ static MPI_Datatype pt_mpi(int pt)
 /* Every value field converts to long double exactly (long too: 64-bit mantissa). */
 static long double pair_val(int pt, const unsigned char *p)
 {
-    switch (pt) {
-    case PT_FLOAT_INT: {
-        float v;
-        memcpy(&v, p, sizeof v);
-        return v;
-    }
-    case PT_DOUBLE_INT: {
-        double v;
-        memcpy(&v, p, sizeof v);
-        return v;
-    }
-    case PT_LONG_INT: {
-        long v;
-        memcpy(&v, p, sizeof v);
-        return (long double)v;
-    }
-    case PT_2INT: {
-        int v;
-        memcpy(&v, p, sizeof v);
-        return v;
-    }
-    case PT_SHORT_INT: {
-        short v;
-        memcpy(&v, p, sizeof v);
-        return v;
-    }
-    default: {
-        long double v;
-        memcpy(&v, p, sizeof v);
-        return v;
-    }
-    }
+    return load_real(pt_info[pt].value, p);
 }
 
 static int pair_idx(int pt, const unsigned char *p)
@@ -173,38 +146,7 @@ static int pair_idx(int pt, const unsigned char *p)
 static void pair_set(int pt, unsigned char *p, long double v, int i)
 {
     unsigned char b[sizeof(long double)];
-    switch (pt) {
-    case PT_FLOAT_INT: {
-        float x = (float)v;
-        memcpy(b, &x, sizeof x);
-        break;
-    }
-    case PT_DOUBLE_INT: {
-        double x = (double)v;
-        memcpy(b, &x, sizeof x);
-        break;
-    }
-    case PT_LONG_INT: {
-        long x = (long)v;
-        memcpy(b, &x, sizeof x);
-        break;
-    }
-    case PT_2INT: {
-        int x = (int)v;
-        memcpy(b, &x, sizeof x);
-        break;
-    }
-    case PT_SHORT_INT: {
-        short x = (short)v;
-        memcpy(b, &x, sizeof x);
-        break;
-    }
-    default: {
-        long double x = v;
-        memcpy(b, &x, sizeof x);
-        break;
-    }
-    }
+    store_real(pt_info[pt].value, b, v);
     memcpy(p, b, (size_t)pt_info[pt].vbytes);
     memcpy(p + pt_info[pt].ioff, &i, sizeof i);
 }

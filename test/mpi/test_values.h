@@ -1,6 +1,6 @@
 /*
  * Typed values in window memory for the self-checking tests that compute expected
- * results themselves (acc_ops.c, mpix_rmw.c): floating-point and index parts of an
+ * results themselves (acc_ops.c, mpix_rmw.c, rma_random.c): floating-point and index parts of an
  * element loaded and stored as long double, and integers cut to a type's width.
  */
 #ifndef OSC_FABRIC_TEST_VALUES_H
