@@ -48,8 +48,6 @@ int oscf_win::flush(Guard &lk, int target) {
     // Direct operations (route.cpp) are complete already; the fence orders their stores
     // before whatever tells the target to look.
     if (p.node.linked()) std::atomic_thread_fence(std::memory_order_seq_cst);
-    // Nothing in flight and nothing queued (every direct operation): no wait to set up.
-    if (p.ops.idle() && batched_.empty()) return p.ops.take_error();
     return wait_done(lk, p.ops);
 }
 

@@ -84,10 +84,12 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
     if (rc) return rc;
     // On-node peers reached directly: copied before we return, so only a request needs
     // a scope to complete through.
-    if (direct_memory(peer(target)) && !notify) return direct_transfer_all(lk, dir, target, segs, n, disp);
-    OpScope scope(peer(target).ops, notify);
-    if (direct_memory(peer(target)))
+    if (direct_memory(peer(target))) {
+        if (!notify) return direct_transfer_all(lk, dir, target, segs, n, disp);
+        OpScope scope(peer(target).ops, notify);
         return finish(lk, scope, direct_transfer_all(lk, dir, target, segs, n, disp));
+    }
+    OpScope scope(peer(target).ops, notify);
     Packed packed(*this, peer(target), dir, scope);
     Packed *pk = Packed::wanted(n, target == rank_) ? &packed : nullptr;
     for (size_t i = 0; i < n && rc == OSCF_OK; ++i)

@@ -402,6 +402,9 @@ private:
     // wait_idle, then the first failure of what c counted (a flush's target counter, the
     // one-operation counters of lock words, PSCW notifications and region-table reads).
     int wait_done(Guard &lk, oscf::OpCounter &c) {
+        // Nothing in flight and no batch queued (a flush after direct operations, most
+        // lock-word updates on one node): no wait to set up.
+        if (c.idle() && batched_.empty()) return c.take_error();
         const int rc = wait_idle(lk, c);
         return rc ? rc : c.take_error();
     }
