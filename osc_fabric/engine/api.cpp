@@ -34,13 +34,25 @@ int guard(const char *fn, F &&f) noexcept {
     return OSCF_ERR_INTERNAL;
 }
 
+// Every call closes the window's direct view (direct_view.h) before it runs and
+// lets the engine open one entry again as it leaves, whatever the call did.
+template <class F>
+int in_view_round(oscf_win &w, F &&f) {
+    w.close_direct_view();
+    struct Settle {
+        oscf_win &w;
+        ~Settle() { w.settle_direct_view(); }
+    } settle{w};
+    return f();
+}
+
 // Runs f(win, lock) with the engine lock held.
 template <class F>
 int with_window(const char *fn, oscf_win *win, F &&f) noexcept {
     if (!win) return OSCF_ERR_ARG;
     return guard(fn, [&]() -> int {
         Guard lk(win->engine().progress->mutex());
-        return f(*win, lk);
+        return in_view_round(*win, [&] { return f(*win, lk); });
     });
 }
 
@@ -54,7 +66,7 @@ int with_sync_call(const char *fn, oscf_win *win, F &&f) noexcept {
     return guard(fn, [&]() -> int {
         Guard lk(win->engine().progress->mutex());
         win->engine().progress->tick_locked(lk);
-        return f(*win, lk);
+        return in_view_round(*win, [&] { return f(*win, lk); });
     });
 }
 
@@ -184,7 +196,7 @@ int oscf_win_destroy(oscf_win *win) {
     return guard(__func__, [&]() -> int {
         oscf_engine &eng = win->engine();
         Guard lk(eng.progress->mutex());
-        add_stats(eng.freed, win->stats);
+        add_stats(eng.freed, win->all_stats());
         eng.windows.erase(std::remove(eng.windows.begin(), eng.windows.end(), win), eng.windows.end());
         delete win;
         --eng.live_windows;
@@ -345,7 +357,7 @@ int oscf_win_get_stats(const oscf_win *win, oscf_win_stats *out) {
     if (!win || !out) return OSCF_ERR_ARG;
     // The engine lock, as the header promises: the progress thread updates them.
     Guard lk(win->engine().progress->mutex());
-    *out = win->stats;
+    *out = win->all_stats();
     return OSCF_OK;
 }
 
@@ -355,7 +367,7 @@ int oscf_engine_get_stats(oscf_engine *eng, oscf_engine_stats *out) {
         Guard lk(eng->progress->mutex());
         *out = oscf_engine_stats{};
         out->windows = eng->freed;
-        for (const oscf_win *w : eng->windows) add_stats(out->windows, w->stats);
+        for (const oscf_win *w : eng->windows) add_stats(out->windows, w->all_stats());
         out->eagain_retries = eng->progress->eagain_retries();
         out->message_bytes = eng->am ? eng->am->request_bytes() : 0;
         out->thread_wakeups = eng->progress_thread ? eng->progress_thread->wakeups() : 0;

@@ -48,7 +48,9 @@ int oscf_win::flush(Guard &lk, int target) {
     // Direct operations (route.cpp) are complete already; the fence orders their stores
     // before whatever tells the target to look.
     if (p.node.linked()) std::atomic_thread_fence(std::memory_order_seq_cst);
-    return wait_done(lk, p.ops);
+    rc = wait_done(lk, p.ops);
+    if (!rc) offer_direct(target);
+    return rc;
 }
 
 int oscf_win::sync(Guard &lk) {

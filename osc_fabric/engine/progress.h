@@ -112,6 +112,7 @@ class EngineLock {
 public:
     // Before the engine is used; never changed after.
     void set_single_thread(bool on) { single_thread_ = on; }
+    bool single_thread() const { return single_thread_; }
     void lock() {
         if (single_thread_) {
             entered_ = true;

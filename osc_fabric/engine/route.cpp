@@ -75,6 +75,7 @@ int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_seg
         stats.direct_bytes += segs[i].len;
     }
     stats.direct_rma += n;
+    offer_direct(target);
     return OSCF_OK;
 }
 
@@ -92,6 +93,7 @@ int oscf_win::direct_span(Guard &lk, int target, int64_t disp, int64_t offset, s
     ++stats.direct_rma;
     stats.direct_bytes += len;
     *where = p.node.mem() + off;
+    offer_direct(target);
     return OSCF_OK;
 }
 
@@ -111,6 +113,7 @@ int oscf_win::direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, ch
     int rc = direct_ready(lk, p);
     if (rc) return rc;
     node_accumulate(op, type, p.node.mem() + w.am_offset, origin, result, count, p.node.acc_lock());
+    offer_direct(rank_of(p));
     ++stats.direct_atomics;
     stats.direct_bytes += count * type_size(type);
     return OSCF_OK;
@@ -121,6 +124,7 @@ int oscf_win::direct_swap(Guard &lk, Peer &p, const Swap &sw, const Where &w) {
     if (rc) return rc;
     node_swap(sw.swap, sw.type, p.node.mem() + w.am_offset, sw.value, sw.compare, sw.result, sw.count,
               p.node.acc_lock());
+    offer_direct(rank_of(p));
     ++stats.direct_atomics;
     stats.direct_bytes += sw.count * type_size(sw.type);
     return OSCF_OK;

@@ -169,6 +169,7 @@ int oscf_win::connect(const WinBlob *blobs) {
         has_direct_memory_ = has_direct_memory_ || direct_memory(p);
     }
     releases_.parent = &all_ops_;
+    init_direct_view();
     eng_.am->add_window(id_, this);
     return OSCF_OK;
 }

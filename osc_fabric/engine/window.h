@@ -16,7 +16,8 @@
 // waits), pscw.cpp (general active target; its counts in pscw_counts.h), dynamic.cpp
 // (attached regions; a peer's table copy in region_cache.h), shared.cpp (the node
 // segment), route.cpp (which road an operation takes; the direct road to peers on this
-// node, with node_link.h and node_atomics.h). Messages: am.cpp, each origin's order in
+// node, with node_link.h and node_atomics.h), direct_view.cpp (when the MPI layer may
+// take that road without calling in). Messages: am.cpp, each origin's order in
 // message_stream.h. The headers named here hold rules with no fabric in them, each
 // with its own tests in test/engine.
 #pragma once
@@ -30,6 +31,7 @@
 
 #include "am_proto.h"
 #include "engine_instance.h"
+#include "osc_fabric/direct_view.h"
 #include "accumulate_batch.h"
 #include "node_link.h"
 #include "peer_lock.h"
@@ -125,12 +127,24 @@ struct oscf_win {
     int direct_span(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, bool put, void **where);
     bool has_direct_memory() const { return has_direct_memory_; }
 
+    // direct_view.cpp: the MPI layer's fast road to on-node peers
+    // (include/osc_fabric/direct_view.h). api.cpp closes the view as every call enters
+    // and settles it as the call leaves.
+    oscf_direct_view *direct_view() { return &view_; }
+    void close_direct_view() { ++view_.epoch; }
+    void settle_direct_view();
+    bool fast_accumulate(int target, int64_t disp, int64_t offset, const void *origin, void *result,
+                         size_t count, oscf_type type, oscf_op op);
+    bool fast_compare_and_swap(int target, int64_t disp, const void *value, const void *compare, void *result,
+                               oscf_type type);
+
     oscf_engine &engine() const { return eng_; }
     // No exclusive holder has our lock word: held shared requests may be granted now.
     bool shared_grantable() const;
     void *shared_segment() const { return shared_.addr; }
 
     oscf_win_stats stats{};
+    oscf_win_stats all_stats() const;  // stats and what the direct view counted
 
 private:
     struct Peer {
@@ -239,6 +253,9 @@ private:
     void direct_store_word(Peer &p, uint64_t offset, uint64_t value);
     // Target side: updates of our own window memory, atomic with on-node peers' CPUs.
     void apply_here(oscf_op op, oscf_type type, char *target, const char *origin, char *result, size_t count);
+    void init_direct_view();
+    // This call took the direct road to target: settle_direct_view may open its entry.
+    void offer_direct(int target) { view_candidate_ = target; }
     void swap_here(oscf_swap s, oscf_type type, char *target, const void *value, const void *compare,
                    void *result, size_t count);
 
@@ -433,6 +450,12 @@ private:
     int map_shared(const oscf_win_params &p);
     uint64_t node_segment_ = 0;       // WinBlob::node_segment: 0 without a node segment
     bool has_direct_memory_ = false;  // some peer's node link maps its window memory
+    oscf_direct_view view_{};
+    std::vector<oscf_direct_peer> view_peers_;
+    int view_candidate_ = -1;                  // offer_direct
+    uint32_t fast_ops_[OSCF_TYPE_COUNT] = {};  // bit per oscf_op the view's accumulates apply
+    bool fast_cas_[OSCF_TYPE_COUNT] = {};
+    bool view_on_ = false;  // calls serialized and some peer's memory mapped
     bool memory_in_segment() const {
         return flavor_ == OSCF_FLAVOR_ALLOCATE || flavor_ == OSCF_FLAVOR_SHARED;
     }

@@ -22,6 +22,7 @@
 #include "ompi/win/win.h"
 #include "opal/util/info.h"
 
+#include "osc_fabric/direct_view.h"
 #include "osc_fabric/engine.h"
 
 typedef struct ompi_osc_fabric_component_t {
@@ -42,7 +43,8 @@ typedef struct ompi_osc_fabric_component_t {
 typedef struct ompi_osc_fabric_module_t {
     ompi_osc_base_module_t super;
     oscf_win *win;
-    bool direct_memory;        /* oscf_win_has_direct_memory, asked once at creation */
+    oscf_direct_view *direct;  /* the engine's fast road to on-node peers (direct_view.h),
+                                * NULL when no peer's window memory is mapped */
     ompi_communicator_t *comm; /* private duplicate for our collectives */
     /* The info keys we honour (osc_fabric_info.c), as MPI_Win_get_info reports them. */
 #define OMPI_OSC_FABRIC_INFO_KEYS 6
@@ -59,6 +61,11 @@ extern const ompi_osc_base_module_t ompi_osc_fabric_module_template;
 static inline oscf_win *ompi_osc_fabric_win(struct ompi_win_t *win)
 {
     return ((ompi_osc_fabric_module_t *)win->w_osc_module)->win;
+}
+
+static inline oscf_direct_view *ompi_osc_fabric_direct(struct ompi_win_t *win)
+{
+    return ((ompi_osc_fabric_module_t *)win->w_osc_module)->direct;
 }
 
 /* The one place that turns an engine status into an OMPI error code. */
@@ -124,6 +131,7 @@ int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compar
 int ompi_osc_fabric_element_type(struct ompi_datatype_t *dt, oscf_type *out);
 int ompi_osc_fabric_map_type(const struct ompi_datatype_t *dt, oscf_type *out); /* predefined */
 int ompi_osc_fabric_map_op(const struct ompi_op_t *op, oscf_op *out);
+void ompi_osc_fabric_accumulate_init(void); /* once, before the first window */
 
 /* _active_target.c */
 int ompi_osc_fabric_fence(int mpi_assert, struct ompi_win_t *win);

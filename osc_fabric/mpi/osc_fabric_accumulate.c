@@ -19,39 +19,39 @@
 
 /* Predefined MPI datatype (by Open MPI's id, which already folds aliases such as
  * MPI_LONG onto fixed-width types where it can) to the engine's element type. */
-int ompi_osc_fabric_map_type(const ompi_datatype_t *dt, oscf_type *out)
+static bool classify_type(const ompi_datatype_t *dt, oscf_type *out)
 {
     switch (dt->id) {
-    case OMPI_DATATYPE_MPI_INT8_T: *out = OSCF_TYPE_INT8; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_UINT8_T: *out = OSCF_TYPE_UINT8; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_INT16_T: *out = OSCF_TYPE_INT16; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_UINT16_T: *out = OSCF_TYPE_UINT16; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_INT32_T: *out = OSCF_TYPE_INT32; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_UINT32_T: *out = OSCF_TYPE_UINT32; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_INT64_T: *out = OSCF_TYPE_INT64; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_UINT64_T: *out = OSCF_TYPE_UINT64; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_FLOAT: *out = OSCF_TYPE_FLOAT; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_DOUBLE: *out = OSCF_TYPE_DOUBLE; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_LONG_DOUBLE: *out = OSCF_TYPE_LONG_DOUBLE; return OMPI_SUCCESS;
+    case OMPI_DATATYPE_MPI_INT8_T: *out = OSCF_TYPE_INT8; return true;
+    case OMPI_DATATYPE_MPI_UINT8_T: *out = OSCF_TYPE_UINT8; return true;
+    case OMPI_DATATYPE_MPI_INT16_T: *out = OSCF_TYPE_INT16; return true;
+    case OMPI_DATATYPE_MPI_UINT16_T: *out = OSCF_TYPE_UINT16; return true;
+    case OMPI_DATATYPE_MPI_INT32_T: *out = OSCF_TYPE_INT32; return true;
+    case OMPI_DATATYPE_MPI_UINT32_T: *out = OSCF_TYPE_UINT32; return true;
+    case OMPI_DATATYPE_MPI_INT64_T: *out = OSCF_TYPE_INT64; return true;
+    case OMPI_DATATYPE_MPI_UINT64_T: *out = OSCF_TYPE_UINT64; return true;
+    case OMPI_DATATYPE_MPI_FLOAT: *out = OSCF_TYPE_FLOAT; return true;
+    case OMPI_DATATYPE_MPI_DOUBLE: *out = OSCF_TYPE_DOUBLE; return true;
+    case OMPI_DATATYPE_MPI_LONG_DOUBLE: *out = OSCF_TYPE_LONG_DOUBLE; return true;
     case OMPI_DATATYPE_MPI_C_FLOAT_COMPLEX:
     case OMPI_DATATYPE_MPI_C_COMPLEX:
-    case OMPI_DATATYPE_MPI_COMPLEX8: *out = OSCF_TYPE_FLOAT_COMPLEX; return OMPI_SUCCESS;
+    case OMPI_DATATYPE_MPI_COMPLEX8: *out = OSCF_TYPE_FLOAT_COMPLEX; return true;
     case OMPI_DATATYPE_MPI_C_DOUBLE_COMPLEX:
-    case OMPI_DATATYPE_MPI_COMPLEX16: *out = OSCF_TYPE_DOUBLE_COMPLEX; return OMPI_SUCCESS;
+    case OMPI_DATATYPE_MPI_COMPLEX16: *out = OSCF_TYPE_DOUBLE_COMPLEX; return true;
     case OMPI_DATATYPE_MPI_C_LONG_DOUBLE_COMPLEX:
-    case OMPI_DATATYPE_MPI_COMPLEX32: *out = OSCF_TYPE_LONG_DOUBLE_COMPLEX; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_C_BOOL: *out = OSCF_TYPE_BOOL; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_FLOAT_INT: *out = OSCF_TYPE_FLOAT_INT; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_DOUBLE_INT: *out = OSCF_TYPE_DOUBLE_INT; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_LONG_INT: *out = OSCF_TYPE_LONG_INT; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_2INT: *out = OSCF_TYPE_2INT; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_SHORT_INT: *out = OSCF_TYPE_SHORT_INT; return OMPI_SUCCESS;
-    case OMPI_DATATYPE_MPI_LONG_DOUBLE_INT: *out = OSCF_TYPE_LONG_DOUBLE_INT; return OMPI_SUCCESS;
+    case OMPI_DATATYPE_MPI_COMPLEX32: *out = OSCF_TYPE_LONG_DOUBLE_COMPLEX; return true;
+    case OMPI_DATATYPE_MPI_C_BOOL: *out = OSCF_TYPE_BOOL; return true;
+    case OMPI_DATATYPE_MPI_FLOAT_INT: *out = OSCF_TYPE_FLOAT_INT; return true;
+    case OMPI_DATATYPE_MPI_DOUBLE_INT: *out = OSCF_TYPE_DOUBLE_INT; return true;
+    case OMPI_DATATYPE_MPI_LONG_INT: *out = OSCF_TYPE_LONG_INT; return true;
+    case OMPI_DATATYPE_MPI_2INT: *out = OSCF_TYPE_2INT; return true;
+    case OMPI_DATATYPE_MPI_SHORT_INT: *out = OSCF_TYPE_SHORT_INT; return true;
+    case OMPI_DATATYPE_MPI_LONG_DOUBLE_INT: *out = OSCF_TYPE_LONG_DOUBLE_INT; return true;
     case OMPI_DATATYPE_MPI_WCHAR:
         /* Only MPI_REPLACE and MPI_NO_OP apply to wchar_t: moving it as an unsigned
          * integer of its width is exact. */
         *out = 4 == sizeof(wchar_t) ? OSCF_TYPE_UINT32 : OSCF_TYPE_UINT16;
-        return OMPI_SUCCESS;
+        return true;
     default: break;
     }
     /* The rest (MPI_LONG, MPI_AINT, MPI_COUNT, MPI_WCHAR, Fortran integers and reals...)
@@ -62,27 +62,49 @@ int ompi_osc_fabric_map_type(const ompi_datatype_t *dt, oscf_type *out)
     bool is_int = (dt->super.flags & OMPI_DATATYPE_FLAG_DATA_INT) != 0;
     if (is_float && 4 == size) {
         *out = OSCF_TYPE_FLOAT;
-        return OMPI_SUCCESS;
+        return true;
     }
     if (is_float && 8 == size) {
         *out = OSCF_TYPE_DOUBLE;
-        return OMPI_SUCCESS;
+        return true;
     }
     if (is_int || dt->id == OMPI_DATATYPE_MPI_LONG || dt->id == OMPI_DATATYPE_MPI_UNSIGNED_LONG) {
         bool is_unsigned = dt->id == OMPI_DATATYPE_MPI_UNSIGNED_LONG;
         switch (size) {
-        case 1: *out = is_unsigned ? OSCF_TYPE_UINT8 : OSCF_TYPE_INT8; return OMPI_SUCCESS;
-        case 2: *out = is_unsigned ? OSCF_TYPE_UINT16 : OSCF_TYPE_INT16; return OMPI_SUCCESS;
-        case 4: *out = is_unsigned ? OSCF_TYPE_UINT32 : OSCF_TYPE_INT32; return OMPI_SUCCESS;
-        case 8: *out = is_unsigned ? OSCF_TYPE_UINT64 : OSCF_TYPE_INT64; return OMPI_SUCCESS;
+        case 1: *out = is_unsigned ? OSCF_TYPE_UINT8 : OSCF_TYPE_INT8; return true;
+        case 2: *out = is_unsigned ? OSCF_TYPE_UINT16 : OSCF_TYPE_INT16; return true;
+        case 4: *out = is_unsigned ? OSCF_TYPE_UINT32 : OSCF_TYPE_INT32; return true;
+        case 8: *out = is_unsigned ? OSCF_TYPE_UINT64 : OSCF_TYPE_INT64; return true;
         default: break;
         }
     }
+    return false;
+}
+
+/* What classify_type and op_of answer for each predefined datatype and reduction, by
+ * Open MPI's index, filled once (ompi_osc_fabric_accumulate_init): an accumulate's
+ * translation is then a load each, which an 8-byte accumulate on the fast road notices. */
+static signed char type_by_id[OMPI_DATATYPE_MPI_MAX_PREDEFINED]; /* oscf_type + 1; 0: none */
+#define OP_INDICES 32
+static signed char op_by_index[OP_INDICES]; /* oscf_op + 1; 0: none */
+
+static bool type_of(const ompi_datatype_t *dt, oscf_type *out)
+{
+    if (ompi_datatype_is_predefined(dt) && dt->id < OMPI_DATATYPE_MPI_MAX_PREDEFINED && type_by_id[dt->id]) {
+        *out = (oscf_type)(type_by_id[dt->id] - 1);
+        return true;
+    }
+    return classify_type(dt, out);
+}
+
+int ompi_osc_fabric_map_type(const ompi_datatype_t *dt, oscf_type *out)
+{
+    if (type_of(dt, out)) return OMPI_SUCCESS;
     LOG("datatype %s is not supported by the accumulate family", dt->name);
     return MPI_ERR_TYPE;
 }
 
-int ompi_osc_fabric_map_op(const ompi_op_t *op, oscf_op *out)
+static bool search_op(const ompi_op_t *op, oscf_op *out)
 {
     static const struct {
         MPI_Op mpi;
@@ -97,9 +119,41 @@ int ompi_osc_fabric_map_op(const ompi_op_t *op, oscf_op *out)
     for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
         if (table[i].mpi == op) {
             *out = table[i].oscf;
-            return OMPI_SUCCESS;
+            return true;
         }
     }
+    return false;
+}
+
+static bool op_of(const ompi_op_t *op, oscf_op *out)
+{
+    const int i = op->o_f_to_c_index;
+    if (0 != (op->o_flags & OMPI_OP_FLAGS_INTRINSIC) && i >= 0 && i < OP_INDICES && op_by_index[i]) {
+        *out = (oscf_op)(op_by_index[i] - 1);
+        return true;
+    }
+    return search_op(op, out);
+}
+
+void ompi_osc_fabric_accumulate_init(void)
+{
+    for (int id = 0; id < OMPI_DATATYPE_MPI_MAX_PREDEFINED; id++) {
+        const ompi_datatype_t *dt = ompi_datatype_basicDatatypes[id];
+        oscf_type t;
+        type_by_id[id] = NULL != dt && dt->id == id && classify_type(dt, &t) ? (signed char)(t + 1) : 0;
+    }
+    const MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MIN,  MPI_MAX,     MPI_LAND,  MPI_LOR,    MPI_LXOR,
+                          MPI_BAND, MPI_BOR,  MPI_BXOR, MPI_REPLACE, MPI_NO_OP, MPI_MINLOC, MPI_MAXLOC};
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        oscf_op o;
+        const int i = ops[k]->o_f_to_c_index;
+        if (i >= 0 && i < OP_INDICES && search_op(ops[k], &o)) op_by_index[i] = (signed char)(o + 1);
+    }
+}
+
+int ompi_osc_fabric_map_op(const ompi_op_t *op, oscf_op *out)
+{
+    if (op_of(op, out)) return OMPI_SUCCESS;
     LOG("only predefined reductions are allowed in accumulate operations (got %s)", op->o_name);
     return MPI_ERR_OP;
 }
@@ -119,6 +173,12 @@ int ompi_osc_fabric_element_type(ompi_datatype_t *dt, oscf_type *out)
 
 /* MPI_BYTE travels as an 8-bit unsigned integer, but the standard defines only the
  * bitwise reductions on it (besides MPI_REPLACE and MPI_NO_OP, allowed on any type). */
+static bool byte_op_allowed(oscf_op op)
+{
+    return OSCF_OP_BAND == op || OSCF_OP_BOR == op || OSCF_OP_BXOR == op || OSCF_OP_REPLACE == op ||
+           OSCF_OP_NO_OP == op;
+}
+
 static int check_byte_op(ompi_datatype_t *dt, oscf_op op)
 {
     ompi_datatype_t *prim = NULL;
@@ -128,10 +188,7 @@ static int check_byte_op(ompi_datatype_t *dt, oscf_op op)
         prim = dt;
     else if (OMPI_SUCCESS != ompi_osc_base_get_primitive_type_info(dt, &prim, &per))
         return OMPI_SUCCESS;
-    if ((MPI_Datatype)prim != MPI_BYTE) return OMPI_SUCCESS;
-    if (OSCF_OP_BAND == op || OSCF_OP_BOR == op || OSCF_OP_BXOR == op || OSCF_OP_REPLACE == op ||
-        OSCF_OP_NO_OP == op)
-        return OMPI_SUCCESS;
+    if ((MPI_Datatype)prim != MPI_BYTE || byte_op_allowed(op)) return OMPI_SUCCESS;
     LOG("only MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE and MPI_NO_OP apply to MPI_BYTE");
     return MPI_ERR_OP;
 }
@@ -359,6 +416,28 @@ static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_cou
     return true;
 }
 
+/* The fast road's usual call: MPI_Accumulate(buf, n, T, ..., n, T, op) and its fetching
+ * forms on one predefined T without holes, to a peer the engine left open
+ * (direct_view.h). Only the questions whose answers send the call elsewhere are asked;
+ * false means nothing was done and the call is translated in full. */
+static bool direct_simple(oscf_direct_view *direct, const void *origin_addr, int origin_count,
+                          ompi_datatype_t *origin_dt, void *result_addr, int result_count,
+                          ompi_datatype_t *result_dt, int target, ptrdiff_t target_disp, int target_count,
+                          ompi_datatype_t *target_dt, ompi_op_t *op)
+{
+    oscf_op o;
+    oscf_type t;
+    if (target_count <= 0 || !ompi_datatype_is_predefined(target_dt) ||
+        (NULL != result_dt && (result_dt != target_dt || result_count != target_count)) || !op_of(op, &o) ||
+        (OSCF_OP_NO_OP != o && (origin_dt != target_dt || origin_count != target_count)) ||
+        !type_of(target_dt, &t) || target_dt->super.lb != 0 ||
+        target_dt->super.ub != (ptrdiff_t)oscf_type_size(t) ||
+        ((MPI_Datatype)target_dt == MPI_BYTE && !byte_op_allowed(o)))
+        return false;
+    return oscf_direct_accumulate(direct, target, target_disp, 0, OSCF_OP_NO_OP == o ? NULL : origin_addr,
+                                  NULL == result_dt ? NULL : result_addr, (size_t)target_count, t, o);
+}
+
 /* prepare, run (directly or as a request), release. */
 static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
                       void *result_addr, int result_count, ompi_datatype_t *result_dt, int target,
@@ -367,6 +446,11 @@ static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t
 {
     acc_args a;
     if (MPI_PROC_NULL == target && NULL == request) return OMPI_SUCCESS;
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    if (NULL == request && NULL != direct &&
+        direct_simple(direct, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
+                      target, target_disp, target_count, target_dt, op))
+        return OMPI_SUCCESS;
     if (moves_nothing(origin_count, origin_dt, result_count, result_dt, target_count, target_dt, op)) {
         a = (acc_args){.win = ompi_osc_fabric_win(win),
                        .target = target,
@@ -390,6 +474,10 @@ static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t
     int rc = prepare(&a, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt, target,
                      target_disp, target_count, target_dt, op, win);
     if (OMPI_SUCCESS != rc) return rc;
+    if (1 == a.n && NULL == request && NULL != direct &&
+        oscf_direct_accumulate(direct, target, target_disp, a.segs[0].target_offset, a.segs[0].origin,
+                               a.segs[0].result, a.segs[0].count, a.type, a.op))
+        return OMPI_SUCCESS;
     rc = NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
     release(&a);
     return rc;
@@ -451,6 +539,12 @@ int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compar
     oscf_type type;
     size_t size = 0;
     if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    if (NULL != direct && ompi_datatype_is_predefined(dt) && type_of(dt, &type) &&
+        oscf_type_size(type) == dt->super.size &&
+        oscf_direct_compare_and_swap(direct, target, target_disp, origin_addr, compare_addr, result_addr,
+                                     type))
+        return OMPI_SUCCESS;
     int rc = ompi_osc_fabric_element_type(dt, &type);
     if (OMPI_SUCCESS != rc) return rc;
     ompi_datatype_type_size(dt, &size);

@@ -188,12 +188,12 @@ static int move(bool is_put, const void *origin_addr, int origin_count, struct o
      * direct peer is one datatype copy. */
     const bool one_block = ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count) &&
                            ompi_datatype_is_contiguous_memory_layout(target_dt, target_count);
-    const bool direct_memory = ((ompi_osc_fabric_module_t *)win->w_osc_module)->direct_memory;
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
     if (!one_block) {
         direct_copy c;
         int rc;
-        if (direct_memory && direct_copy_of(&c, is_put, origin_addr, origin_count, origin_dt, target,
-                                            target_disp, target_count, target_dt, win, &rc)) {
+        if (NULL != direct && direct_copy_of(&c, is_put, origin_addr, origin_count, origin_dt, target,
+                                             target_disp, target_count, target_dt, win, &rc)) {
             if (OMPI_SUCCESS != rc) return rc;
             return NULL == request ? copy_now(&c, NULL)
                                    : ompi_osc_fabric_request_start(win, target, copy_now, &c, request);
@@ -211,9 +211,12 @@ static int move(bool is_put, const void *origin_addr, int origin_count, struct o
     int rc = prepare(&a, is_put, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
                      target_dt, win, one_block);
     if (OMPI_SUCCESS != rc) return rc;
-    /* One block to an on-node peer whose memory we map: the engine checks the access and
-     * the copy is ours, without the engine's segment walk (most of an 8-byte put there). */
-    if (1 == a.n && NULL == request && direct_memory) {
+    /* One block to an on-node peer whose memory we map: the copy is ours, on the fast
+     * road when the engine left it open, else after the engine checked the access. */
+    if (1 == a.n && NULL == request && NULL != direct) {
+        if (oscf_direct_copy(direct, target, target_disp, a.segs[0].target_offset, a.segs[0].origin,
+                             a.segs[0].len, is_put))
+            return OMPI_SUCCESS;
         void *where = NULL;
         rc = ompi_osc_fabric_status(oscf_win_direct_span(a.win, target, target_disp, a.segs[0].target_offset,
                                                          a.segs[0].len, is_put, &where));

@@ -152,6 +152,7 @@ static int component_init(bool enable_progress_threads, bool enable_mpi_threads)
     c->engine = NULL;
     c->engine_status = OSCF_OK;
     c->live_windows = 0;
+    ompi_osc_fabric_accumulate_init();
     return OMPI_SUCCESS;
 }
 
@@ -335,7 +336,8 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
                                                   MPI_BYTE, module->comm,
                                                   module->comm->c_coll->coll_allgather_module);
         if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_status(oscf_win_connect(module->win, blobs));
-        if (OMPI_SUCCESS == rc) module->direct_memory = oscf_win_has_direct_memory(module->win);
+        if (OMPI_SUCCESS == rc && oscf_win_has_direct_memory(module->win))
+            module->direct = oscf_win_direct_view(module->win);
         rc = ompi_osc_fabric_agree(module->comm, rc);
     }
     free(blobs);

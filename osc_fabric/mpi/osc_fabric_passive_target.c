@@ -35,20 +35,28 @@ int ompi_osc_fabric_sync(struct ompi_win_t *win)
 
 int ompi_osc_fabric_flush(int target, struct ompi_win_t *win)
 {
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    if (NULL != direct && oscf_direct_flush(direct, target)) return OMPI_SUCCESS;
     return ompi_osc_fabric_status(oscf_win_flush(ompi_osc_fabric_win(win), target));
 }
 
 int ompi_osc_fabric_flush_all(struct ompi_win_t *win)
 {
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    if (NULL != direct && oscf_direct_flush_all(direct)) return OMPI_SUCCESS;
     return ompi_osc_fabric_status(oscf_win_flush(ompi_osc_fabric_win(win), -1));
 }
 
 int ompi_osc_fabric_flush_local(int target, struct ompi_win_t *win)
 {
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    if (NULL != direct && oscf_direct_flush(direct, target)) return OMPI_SUCCESS;
     return ompi_osc_fabric_status(oscf_win_flush_local(ompi_osc_fabric_win(win), target));
 }
 
 int ompi_osc_fabric_flush_local_all(struct ompi_win_t *win)
 {
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    if (NULL != direct && oscf_direct_flush_all(direct)) return OMPI_SUCCESS;
     return ompi_osc_fabric_status(oscf_win_flush_local(ompi_osc_fabric_win(win), -1));
 }

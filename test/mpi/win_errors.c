@@ -269,6 +269,89 @@ static void range_errors(const etest *e)
 }
 
 /*
+ * The same errors right after correct accesses to the same target, which on-node
+ * may have left the target reachable without a call into the engine
+ * (osc_fabric/include/osc_fabric/direct_view.h): every access is still checked for
+ * its range and its (op, type), and every epoch's end closes the road.  Each kind of
+ * operation opens it first, then meets the error.
+ */
+static void errors_after_access(const etest *e)
+{
+    MPI_Aint end = e->words;
+    int64_t one = 1, old = 0, cmp = 0;
+    float f = 1.0f, fold = 0.0f, fcmp = 0.0f;
+    for (int i = 0; i < e->ntargets; i++) {
+        int t = e->targets[i];
+        MPI_Aint mine = slot_disp(e->rank);
+        CHECK_MPI(MPI_Win_lock_all(0, e->win));
+        ROUNDTRIP(e, t, true, "lock_all");
+        EXPECT_CLASS(MPI_Put(&one, 1, MPI_INT64_T, t, end, 1, MPI_INT64_T, e->win), MPI_ERR_RMA_RANGE, t);
+        ROUNDTRIP(e, t, true, "a put past the end");
+        EXPECT_CLASS(MPI_Get(&old, 1, MPI_INT64_T, t, end, 1, MPI_INT64_T, e->win), MPI_ERR_RMA_RANGE, t);
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_INT64_T, t, mine, 1, MPI_INT64_T, MPI_SUM, e->win));
+        EXPECT_CLASS(MPI_Accumulate(&one, 1, MPI_INT64_T, t, end, 1, MPI_INT64_T, MPI_SUM, e->win),
+                     MPI_ERR_RMA_RANGE, t);
+        CHECK_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, t, mine, MPI_SUM, e->win));
+        EXPECT_CLASS(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, t, end, MPI_SUM, e->win), MPI_ERR_RMA_RANGE,
+                     t);
+        CHECK_MPI(MPI_Compare_and_swap(&one, &cmp, &old, MPI_INT64_T, t, mine, e->win));
+        EXPECT_CLASS(MPI_Compare_and_swap(&one, &cmp, &old, MPI_INT64_T, t, end, e->win), MPI_ERR_RMA_RANGE,
+                     t);
+        CHECK_MPI(MPI_Win_flush(t, e->win));
+        EXPECT_CLASS(MPI_Accumulate(&one, 8, MPI_BYTE, t, mine, 8, MPI_BYTE, MPI_SUM, e->win), MPI_ERR_OP, t);
+        EXPECT_CLASS(MPI_Fetch_and_op(&f, &fold, MPI_FLOAT, t, mine, MPI_BAND, e->win), MPI_ERR_OP, t);
+        EXPECT_CLASS(MPI_Compare_and_swap(&f, &fcmp, &fold, MPI_FLOAT, t, mine, e->win), MPI_ERR_TYPE, t);
+        ROUNDTRIP(e, t, true, "refused reductions");
+        CHECK_MPI(MPI_Win_flush_all(e->win));
+        CHECK_MPI(MPI_Win_flush_local_all(e->win));
+        CHECK_MPI(MPI_Win_unlock_all(e->win));
+        EXPECT_CLASS(MPI_Win_flush_all(e->win), MPI_ERR_RMA_SYNC, -1);
+        EXPECT_CLASS(MPI_Win_flush_local_all(e->win), MPI_ERR_RMA_SYNC, -1);
+
+        /* Every operation, and flush, right after the epoch that had it ended. */
+        EXPECT_CLASS(MPI_Put(&one, 1, MPI_INT64_T, t, mine, 1, MPI_INT64_T, e->win), MPI_ERR_RMA_SYNC, t);
+        EXPECT_CLASS(MPI_Get(&old, 1, MPI_INT64_T, t, mine, 1, MPI_INT64_T, e->win), MPI_ERR_RMA_SYNC, t);
+        EXPECT_CLASS(MPI_Accumulate(&one, 1, MPI_INT64_T, t, mine, 1, MPI_INT64_T, MPI_SUM, e->win),
+                     MPI_ERR_RMA_SYNC, t);
+        EXPECT_CLASS(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, t, mine, MPI_SUM, e->win), MPI_ERR_RMA_SYNC,
+                     t);
+        EXPECT_CLASS(MPI_Compare_and_swap(&one, &cmp, &old, MPI_INT64_T, t, mine, e->win), MPI_ERR_RMA_SYNC,
+                     t);
+        EXPECT_CLASS(MPI_Win_flush(t, e->win), MPI_ERR_RMA_SYNC, t);
+        EXPECT_CLASS(MPI_Win_flush_local(t, e->win), MPI_ERR_RMA_SYNC, t);
+
+        /* A lock of t ended; a lock of another target is no epoch for t. */
+        int other = e->targets[(i + 1) % e->ntargets];
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, e->win));
+        ROUNDTRIP(e, t, true, "a lock");
+        CHECK_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, t, mine, MPI_SUM, e->win));
+        CHECK_MPI(MPI_Win_unlock(t, e->win));
+        if (other != t) {
+            CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, other, 0, e->win));
+            EXPECT_CLASS(MPI_Put(&one, 1, MPI_INT64_T, t, mine, 1, MPI_INT64_T, e->win), MPI_ERR_RMA_SYNC, t);
+            EXPECT_CLASS(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, t, mine, MPI_SUM, e->win),
+                         MPI_ERR_RMA_SYNC, t);
+            EXPECT_CLASS(MPI_Win_flush(t, e->win), MPI_ERR_RMA_SYNC, t);
+            CHECK_MPI(MPI_Win_unlock(other, e->win));
+        }
+
+        /* A fence epoch, then the window outside any. */
+        CHECK_MPI(MPI_Win_fence(0, e->win));
+        CHECK_MPI(MPI_Put(&one, 1, MPI_INT64_T, t, mine, 1, MPI_INT64_T, e->win));
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_INT64_T, t, mine, 1, MPI_INT64_T, MPI_SUM, e->win));
+        CHECK_MPI(MPI_Compare_and_swap(&one, &cmp, &old, MPI_INT64_T, t, mine, e->win));
+        CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, e->win));
+        EXPECT_CLASS(MPI_Put(&one, 1, MPI_INT64_T, t, mine, 1, MPI_INT64_T, e->win), MPI_ERR_RMA_SYNC, t);
+        EXPECT_CLASS(MPI_Accumulate(&one, 1, MPI_INT64_T, t, mine, 1, MPI_INT64_T, MPI_SUM, e->win),
+                     MPI_ERR_RMA_SYNC, t);
+        EXPECT_CLASS(MPI_Compare_and_swap(&one, &cmp, &old, MPI_INT64_T, t, mine, e->win), MPI_ERR_RMA_SYNC,
+                     t);
+        ROUNDTRIP(e, t, false, "operations after their epochs ended");
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    }
+}
+
+/*
  * Locking a target already locked by this rank is erroneous; MPI allows
  * MPI_ERR_RMA_SYNC or MPI_ERR_RMA_CONFLICT.  The first lock stays usable,
  * one unlock releases it and a second unlock is refused.
@@ -351,6 +434,7 @@ int main(int argc, char **argv)
         outside_epoch_errors(&e, "after a NOSUCCEED fence");
         lock_all_errors(&e);
         range_errors(&e);
+        errors_after_access(&e);
         double_lock_errors(&e);
         free_errors(&e);
         free(e.mem);

@@ -1,0 +1,114 @@
+// The view the MPI layer reads to reach on-node peers without entering the engine
+// (include/osc_fabric/direct_view.h has the contract). Here: when an entry opens, and
+// the accumulates and compare-and-swaps of the fast road, which are the direct road's
+// own (route.cpp) without the checks an open entry has already answered.
+#include <utility>
+
+#include "atomic_types.h"
+#include "window.h"
+
+using namespace oscf;
+
+static_assert(OSCF_OP_COUNT <= 32, "fast_ops_ has one bit per op");
+
+// After connect: the entries exist from the start, all closed.
+void oscf_win::init_direct_view() {
+    view_on_ = has_direct_memory_ && flavor_ != OSCF_FLAVOR_DYNAMIC && progress().mutex().single_thread();
+    view_peers_.assign(static_cast<size_t>(size_), oscf_direct_peer{});
+    for (int r = 0; r < size_; ++r) {
+        const Peer &p = peer(r);
+        if (!direct_memory(p)) continue;
+        view_peers_[static_cast<size_t>(r)] = {0, p.node.mem(), p.node.mem_size(), p.disp_unit};
+    }
+    view_.owner = this;
+    view_.epoch = 1;
+    view_.peers = view_peers_.data();
+    view_.npeers = size_;
+    // The (op, type) pairs MPI allows whose updates are CPU atomics here (route.cpp).
+    for (int t = 0; t < OSCF_TYPE_COUNT; ++t) {
+        const auto type = static_cast<oscf_type>(t);
+        fast_ops_[t] = 0;
+        fast_cas_[t] = !eng_.caps.native(type) && cas_allowed(type);
+        for (int op = 0; op < OSCF_OP_COUNT; ++op)
+            if (!eng_.caps.native(type) && op_allowed(static_cast<oscf_op>(op), type))
+                fast_ops_[t] |= 1u << op;
+    }
+}
+
+// At the end of every engine call. The entry of the peer this call reached directly
+// opens when the fast road would do exactly what the engine does: the epoch allows
+// access to it (checked here, where the call has ended, rather than trusted from
+// where the road was taken), nothing to it is in flight or unreported (so a flush has
+// nothing to wait for), and no batch anywhere waits for a flush to send it. The quiet
+// mark asks the same of every target, for flush_all.
+void oscf_win::settle_direct_view() {
+    const int t = std::exchange(view_candidate_, -1);
+    if (!view_on_) return;
+    if ((lock_all_ || locks_held_) && all_ops_.idle() && !all_ops_.failures && all_ops_.error == OSCF_OK &&
+        batched_.empty())
+        view_.quiet = view_.epoch;
+    if (t < 0 || t >= size_) return;
+    Peer &p = peer(t);
+    const bool access = fence_open_ || lock_all_ || p.lock.held() ||
+                        (pscw_access_ && in_access_group_[static_cast<size_t>(t)]);
+    if (!access || !direct_memory(p) || !p.ops.idle() || p.ops.failures || p.ops.error != OSCF_OK ||
+        !p.batch.empty() || !batched_.empty())
+        return;
+    view_peers_[static_cast<size_t>(t)].epoch = view_.epoch;
+}
+
+bool oscf_win::fast_accumulate(int target, int64_t disp, int64_t offset, const void *origin, void *result,
+                               size_t count, oscf_type type, oscf_op op) {
+    const oscf_direct_peer *e = oscf_direct_open(&view_, target);
+    if (!e || !valid_type(type) || !valid_op(op) || !(fast_ops_[type] >> op & 1) ||
+        (!origin && op != OSCF_OP_NO_OP) || count > e->size)
+        return false;
+    const size_t bytes = count * type_size(type);
+    char *at = oscf_direct_at(e, disp, offset, bytes);
+    if (!at) return false;
+    node_accumulate(op, type, at, origin, result, count, peer(target).node.acc_lock());
+    ++view_.atomics;
+    view_.bytes += bytes;
+    return true;
+}
+
+bool oscf_win::fast_compare_and_swap(int target, int64_t disp, const void *value, const void *compare,
+                                     void *result, oscf_type type) {
+    const oscf_direct_peer *e = oscf_direct_open(&view_, target);
+    if (!e || !valid_type(type) || !fast_cas_[type] || !value || !compare || !result) return false;
+    char *at = oscf_direct_at(e, disp, 0, type_size(type));
+    if (!at) return false;
+    node_swap(OSCF_SWAP_EQ, type, at, value, compare, result, 1, peer(target).node.acc_lock());
+    ++view_.atomics;
+    view_.bytes += type_size(type);
+    return true;
+}
+
+oscf_win_stats oscf_win::all_stats() const {
+    oscf_win_stats s = stats;
+    s.direct_rma += view_.rma;
+    s.direct_atomics += view_.atomics;
+    s.direct_bytes += view_.bytes;
+    return s;
+}
+
+// The view is a member of its window, so the window is found from it.
+static oscf_win *window_of(oscf_direct_view *v) {
+    return v ? static_cast<oscf_win *>(v->owner) : nullptr;
+}
+
+oscf_direct_view *oscf_win_direct_view(oscf_win *win) {
+    return win ? win->direct_view() : nullptr;
+}
+
+bool oscf_direct_accumulate(oscf_direct_view *v, int target, int64_t disp, int64_t offset, const void *origin,
+                            void *result, size_t count, oscf_type type, oscf_op op) {
+    oscf_win *w = window_of(v);
+    return w && w->fast_accumulate(target, disp, offset, origin, result, count, type, op);
+}
+
+bool oscf_direct_compare_and_swap(oscf_direct_view *v, int target, int64_t disp, const void *value,
+                                  const void *compare, void *result, oscf_type type) {
+    oscf_win *w = window_of(v);
+    return w && w->fast_compare_and_swap(target, disp, value, compare, result, type);
+}
