@@ -374,6 +374,9 @@ int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
     p.lock.begin(exclusive, !nocheck);
     ++locks_held_;
     ++access_epoch_;
+    // An epoch's first operation to an on-node peer need not enter the engine either:
+    // the view opens the peer now if the lock is held already (direct_view.cpp).
+    offer_direct(target);
     return OSCF_OK;
 }
 
