@@ -148,6 +148,12 @@ int oscf_engine_node_local_only(const oscf_engine *eng) {
     return eng && eng->fabric->node_local_only();
 }
 
+// After a window is connected or destroyed: whether polling must still read the CQ.
+void note_message_windows(oscf_engine &eng) {
+    eng.progress->set_messages_expected(std::any_of(
+        eng.windows.begin(), eng.windows.end(), [](const oscf_win *w) { return w->exchanges_messages(); }));
+}
+
 int oscf_engine_progress(oscf_engine *eng) {
     if (!eng) return 0;
     return guard(__func__, [&]() -> int { return eng->progress->poll(); });
@@ -164,6 +170,7 @@ int oscf_win_create(oscf_engine *eng, const oscf_win_params *p, oscf_win **out, 
         ++eng->live_windows;
         *out = win.release();
         eng->windows.push_back(*out);
+        note_message_windows(*eng);
         return OSCF_OK;
     });
 }
@@ -183,8 +190,11 @@ int oscf_win_local_blob(const oscf_win *win, void *blob) {
 
 int oscf_win_connect(oscf_win *win, const void *blobs) {
     if (!blobs) return OSCF_ERR_ARG;
-    return with_window(__func__, win,
-                       [&](oscf_win &w, Guard &) { return w.connect(static_cast<const WinBlob *>(blobs)); });
+    return with_window(__func__, win, [&](oscf_win &w, Guard &) {
+        const int rc = w.connect(static_cast<const WinBlob *>(blobs));
+        note_message_windows(w.engine());
+        return rc;
+    });
 }
 
 int oscf_win_free_begin(oscf_win *win) {
@@ -200,6 +210,7 @@ int oscf_win_destroy(oscf_win *win) {
         eng.windows.erase(std::remove(eng.windows.begin(), eng.windows.end(), win), eng.windows.end());
         delete win;
         --eng.live_windows;
+        note_message_windows(eng);
         return OSCF_OK;
     });
 }

@@ -154,6 +154,9 @@ public:
     int poll();
 
     void set_oversubscribed(bool on) { oversubscribed_ = on; }
+    // False when no window of the process exchanges messages (all its peers on the
+    // node and reached directly): tick_locked then only gives the CPU away.
+    void set_messages_expected(bool on) { messages_expected_ = on; }
     // Posts the provider refused with -FI_EAGAIN and queued for later (MPI_T). Lock held.
     uint64_t eagain_retries() const { return eagain_retries_; }
     // Runs at the start of every round, under the engine lock: for what may change
@@ -172,7 +175,8 @@ public:
     // here yields too; elsewhere only a run of rounds that found nothing yields.
     void tick_locked(std::unique_lock<EngineLock> &lk) {
         if (++calls_since_round_ < kCallsPerRound) return;
-        const bool found = run_locked() > 0;
+        calls_since_round_ = 0;  // run_locked clears it too, for rounds that waits run
+        const bool found = messages_expected_ && run_locked() > 0;
         idle_rounds_ = found ? 0 : idle_rounds_ + 1;
         if (oversubscribed_ || idle_rounds_ >= kIdleRoundsPerYield) {
             idle_rounds_ = 0;
@@ -257,7 +261,8 @@ private:
     bool oversubscribed_ = false;
     uint64_t eagain_retries_ = 0;
     unsigned calls_since_round_ = 0, idle_rounds_ = 0;  // tick_locked
-    std::deque<Pending> deferred_;                      // in posting order
+    bool messages_expected_ = true;
+    std::deque<Pending> deferred_;  // in posting order
     std::function<void()> round_hook_;
     std::deque<Pending> unordered_;  // retried first
 };

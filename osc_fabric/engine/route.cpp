@@ -34,6 +34,20 @@ bool oscf_win::direct_words(const Peer &p) const {
     return p.node.linked() && !eng_.caps.native(OSCF_TYPE_UINT64);
 }
 
+// Whether any operation of this window, in either direction, may travel through the
+// fabric: data of windows whose memory is not in the segment, a peer off the node, a
+// type whose accumulates are native atomics (lock words among them). A process whose
+// windows all answer no never receives a message, so polling through MPI need not read
+// its completion queue (Progress::tick_locked).
+bool oscf_win::exchanges_messages() const {
+    if (!connected_ || !memory_in_segment()) return true;
+    for (const Peer &p : peers_)
+        if (!direct_memory(p) || !direct_words(p)) return true;
+    for (int t = 0; t < OSCF_TYPE_COUNT; ++t)
+        if (eng_.caps.native(static_cast<oscf_type>(t))) return true;
+    return false;
+}
+
 oscf_win::AccRoute oscf_win::acc_route(const Peer &p, int target, oscf_type t) const {
     if (direct_accumulate(p, t)) return AccRoute::direct;
     if (eng_.caps.native(t)) return AccRoute::native;

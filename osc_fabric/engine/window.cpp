@@ -171,6 +171,7 @@ int oscf_win::connect(const WinBlob *blobs) {
     releases_.parent = &all_ops_;
     init_direct_view();
     eng_.am->add_window(id_, this);
+    connected_ = true;
     return OSCF_OK;
 }
 

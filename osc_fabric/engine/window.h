@@ -126,6 +126,7 @@ struct oscf_win {
     // from itself (a derived datatype's layout on both sides), or nullptr.
     int direct_span(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, bool put, void **where);
     bool has_direct_memory() const { return has_direct_memory_; }
+    bool exchanges_messages() const;  // route.cpp; true until connected
 
     // direct_view.cpp: the MPI layer's fast road to on-node peers
     // (include/osc_fabric/direct_view.h). api.cpp closes the view as every call enters
@@ -450,6 +451,7 @@ private:
     int map_shared(const oscf_win_params &p);
     uint64_t node_segment_ = 0;       // WinBlob::node_segment: 0 without a node segment
     bool has_direct_memory_ = false;  // some peer's node link maps its window memory
+    bool connected_ = false;          // connect() succeeded
     oscf_direct_view view_{};
     std::vector<oscf_direct_peer> view_peers_;
     int view_candidate_ = -1;                  // offer_direct
