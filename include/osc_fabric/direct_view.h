@@ -46,14 +46,14 @@ typedef struct oscf_direct_view {
     int npeers;
     /* Done on the fast road; oscf_win_get_stats adds them to direct_rma and the rest. */
     uint64_t rma, atomics, bytes;
-    /* Fast flushes since one went to the engine, which drives progress now and then for
-     * a process that polls through flush (api.cpp, with_sync_call). */
-    unsigned flushes;
+    /* Fast flushes, locks and unlocks: one in OSCF_DIRECT_SYNC_CALLS_PER_ENGINE_CALL
+     * still enters the engine, which drives progress now and then for a process that
+     * polls through them (api.cpp, with_sync_call). */
+    unsigned sync_calls;
     void *owner; /* the engine's window */
 } oscf_direct_view;
 
-/* Every how many flushes to an open peer one still enters the engine. */
-#define OSCF_DIRECT_FLUSHES_PER_ENGINE_CALL 16u
+#define OSCF_DIRECT_SYNC_CALLS_PER_ENGINE_CALL 16u
 
 /* The window's view; it lives as long as the window. */
 oscf_direct_view *oscf_win_direct_view(oscf_win *win);
@@ -89,7 +89,7 @@ static inline bool oscf_direct_copy(oscf_direct_view *v, int target, int64_t dis
 /* MPI_Win_flush of one peer: direct operations are complete when they return, so a
  * fence orders their stores before whatever tells the target to look. True when done. */
 static inline bool oscf_direct_flush(oscf_direct_view *v, int target) {
-    if (NULL == oscf_direct_open(v, target) || 0 == ++v->flushes % OSCF_DIRECT_FLUSHES_PER_ENGINE_CALL)
+    if (NULL == oscf_direct_open(v, target) || 0 == ++v->sync_calls % OSCF_DIRECT_SYNC_CALLS_PER_ENGINE_CALL)
         return false;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return true;
@@ -97,10 +97,17 @@ static inline bool oscf_direct_flush(oscf_direct_view *v, int target) {
 
 /* MPI_Win_flush_all: the same for every target at once. */
 static inline bool oscf_direct_flush_all(oscf_direct_view *v) {
-    if (v->quiet != v->epoch || 0 == ++v->flushes % OSCF_DIRECT_FLUSHES_PER_ENGINE_CALL) return false;
+    if (v->quiet != v->epoch || 0 == ++v->sync_calls % OSCF_DIRECT_SYNC_CALLS_PER_ENGINE_CALL) return false;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return true;
 }
+
+/* MPI_Win_lock of an on-node peer (the engine takes shared locks here when the word
+ * is free and nothing else is open) and MPI_Win_unlock of one whose entry is open:
+ * 1 when done, 0 when the call must take the engine's road, and for unlock a negative
+ * oscf_status when it was done but the release failed. */
+int oscf_direct_lock(oscf_direct_view *v, int target, int exclusive, int assert_bits);
+int oscf_direct_unlock(oscf_direct_view *v, int target);
 
 /* count elements of type reduced with op into the peer's memory at disp plus offset
  * bytes (result, when not NULL, receives the old values): true when done. The caller

@@ -112,3 +112,13 @@ bool oscf_direct_compare_and_swap(oscf_direct_view *v, int target, int64_t disp,
     oscf_win *w = window_of(v);
     return w && w->fast_compare_and_swap(target, disp, value, compare, result, type);
 }
+
+int oscf_direct_lock(oscf_direct_view *v, int target, int exclusive, int assert_bits) {
+    oscf_win *w = window_of(v);
+    return w && w->fast_lock(target, exclusive != 0, assert_bits) ? 1 : 0;
+}
+
+int oscf_direct_unlock(oscf_direct_view *v, int target) {
+    oscf_win *w = window_of(v);
+    return w ? w->fast_unlock(target) : 0;
+}

@@ -53,6 +53,11 @@
 // conflict, and leave when the epoch or their last exclusive lock ends. Shared locks
 // and lock_all do not conflict, so nothing else is needed.
 //
+// A shared lock of an on-node peer whose word is free, with no other epoch open and no
+// earlier lock ungranted, and its unlock once the epoch left nothing in flight, are the
+// same steps without the engine's call overhead: the MPI layer asks fast_lock and
+// fast_unlock first (direct_view.h), and anything else takes lock() and unlock().
+//
 #include <rdma/fi_atomic.h>
 
 #include <chrono>
@@ -156,23 +161,31 @@ int oscf_win::serve_state_word(const AmHeader &h, const uint8_t *payload, size_t
     return OSCF_OK;
 }
 
+// One attempt at a hold: *taken says whether it was; a conflicting add is undone.
+int oscf_win::try_hold(Guard &lk, Peer &p, Hold hold, bool *taken) {
+    const Claim &c = kClaims[static_cast<int>(hold)];
+    uint64_t old = 0;
+    int rc = c.cas ? lock_word_atomic(lk, p, c.offset, FI_CSWAP, c.add, 0, &old)
+                   : lock_word_atomic(lk, p, c.offset, FI_SUM, c.add, 0, &old);
+    if (rc) return rc;
+    *taken = c.cas ? old == 0 : (old & c.conflict) == 0;
+    if (*taken || c.cas) return OSCF_OK;
+    return lock_word_atomic(lk, p, c.offset, FI_SUM, uint64_t{0} - c.add, 0, &old);
+}
+
 int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
     using clock = std::chrono::steady_clock;
-    const Claim &c = kClaims[static_cast<int>(hold)];
     auto backoff = std::chrono::microseconds(1);
     clock::time_point start;  // read at the first conflict: a free word costs no clock read
     for (bool waited = false;; waited = true) {
-        uint64_t old = 0;
-        int rc = c.cas ? lock_word_atomic(lk, p, c.offset, FI_CSWAP, c.add, 0, &old)
-                       : lock_word_atomic(lk, p, c.offset, FI_SUM, c.add, 0, &old);
+        bool taken = false;
+        int rc = try_hold(lk, p, hold, &taken);
         if (rc) return rc;
-        if (c.cas ? old == 0 : (old & c.conflict) == 0) {
+        if (taken) {
             if (waited) count_lock_wait(start);
             return OSCF_OK;
         }
         if (!waited) start = clock::now();
-        if (!c.cas && (rc = lock_word_atomic(lk, p, c.offset, FI_SUM, uint64_t{0} - c.add, 0, &old)))
-            return rc;
         // Back off while still serving our own incoming traffic: the holder may be
         // waiting for us.
         auto until = clock::now() + backoff;
@@ -371,13 +384,58 @@ int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
     } else if (!nocheck && (rc = take_shared(lk, p))) {
         return rc;
     }
-    p.lock.begin(exclusive, !nocheck);
+    begin_lock(p, exclusive, !nocheck);
+    return OSCF_OK;
+}
+
+void oscf_win::begin_lock(Peer &p, bool exclusive, bool acquired) {
+    p.lock.begin(exclusive, acquired);
     ++locks_held_;
     ++access_epoch_;
     // An epoch's first operation to an on-node peer need not enter the engine either:
     // the view opens the peer now if the lock is held already (direct_view.cpp).
-    offer_direct(target);
-    return OSCF_OK;
+    offer_direct(rank_of(p));
+}
+
+// MPI_Win_lock(MPI_LOCK_SHARED) from the direct view (direct_view.h): lock()'s steps
+// when none of its checks can fail and the peer's lock word is a CPU atomic that is
+// free, without the engine's call overhead. False: nothing changed, call lock().
+bool oscf_win::fast_lock(int target, bool exclusive, int assert_bits) {
+    if (!view_on_ || exclusive || target < 0 || target >= size_ || !view_call_due()) return false;
+    Peer &p = peer(target);
+    const bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
+    if (lock_all_ || pscw_access_ || fence_open_ || p.lock.held() ||
+        (!nocheck && (ungranted_ >= 0 || !direct_words(p))))
+        return false;
+    Guard lk(progress().mutex());
+    bool taken = nocheck;
+    if (!nocheck && (try_hold(lk, p, Hold::shared, &taken) != OSCF_OK || !taken)) return false;
+    close_direct_view();
+    begin_lock(p, false, !nocheck);
+    settle_direct_view();
+    return true;
+}
+
+// MPI_Win_unlock of a shared lock whose peer's view entry is open: nothing to it is in
+// flight or unreported, no request unsent, no batch to carry the release, so unlock()
+// comes down to the release, a CPU atomic here. 0: call unlock(); 1: done; < 0: done,
+// and the release failed.
+int oscf_win::fast_unlock(int target) {
+    if (!oscf_direct_open(&view_, target) || !view_call_due()) return 0;
+    Peer &p = peer(target);
+    if (lock_all_ || !p.lock.held() || p.lock.exclusive() || !direct_words(p)) return 0;
+    Guard lk(progress().mutex());
+    close_direct_view();
+    if (ungranted_ == target) ungranted_ = -1;
+    const int rc = p.lock.acquired() ? release(p, Hold::shared) : OSCF_OK;
+    end_lock(p);
+    settle_direct_view();
+    return rc ? rc : 1;
+}
+
+void oscf_win::end_lock(Peer &p) {
+    p.lock.end();
+    --locks_held_;
 }
 
 int oscf_win::unlock(Guard &lk, int target) {
@@ -401,8 +459,7 @@ int oscf_win::unlock(Guard &lk, int target) {
         int grc = leave_exclusive_gate();
         if (!rc) rc = grc;
     }
-    p.lock.end();
-    --locks_held_;
+    end_lock(p);
     return rc ? rc : op_err;
 }
 

@@ -138,6 +138,8 @@ struct oscf_win {
                          size_t count, oscf_type type, oscf_op op);
     bool fast_compare_and_swap(int target, int64_t disp, const void *value, const void *compare, void *result,
                                oscf_type type);
+    bool fast_lock(int target, bool exclusive, int assert_bits);  // lock.cpp
+    int fast_unlock(int target);
 
     oscf_engine &engine() const { return eng_; }
     // No exclusive holder has our lock word: held shared requests may be granted now.
@@ -192,7 +194,10 @@ private:
     // lock.cpp
     // What a process holds of a lock word: a target's (lock) or rank 0's gate.
     enum class Hold : uint8_t { shared, exclusive, gate_exclusive, gate_all };
+    int try_hold(Guard &lk, Peer &p, Hold hold, bool *taken);
     int acquire(Guard &lk, Peer &p, Hold hold);
+    void begin_lock(Peer &p, bool exclusive, bool acquired);
+    void end_lock(Peer &p);
     int release(Peer &p, Hold hold);
     uint64_t *own_word(uint64_t offset);  // a word of our WindowState
     int enter_exclusive_gate(Guard &lk);
@@ -255,6 +260,8 @@ private:
     // Target side: updates of our own window memory, atomic with on-node peers' CPUs.
     void apply_here(oscf_op op, oscf_type type, char *target, const char *origin, char *result, size_t count);
     void init_direct_view();
+    // The fast road's sync calls enter the engine now and then, for progress's tick.
+    bool view_call_due() { return ++view_.sync_calls % OSCF_DIRECT_SYNC_CALLS_PER_ENGINE_CALL != 0; }
     // This call took the direct road to target: settle_direct_view may open its entry.
     void offer_direct(int target) { view_candidate_ = target; }
     void swap_here(oscf_swap s, oscf_type type, char *target, const void *value, const void *compare,

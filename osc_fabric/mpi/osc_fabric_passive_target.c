@@ -7,13 +7,19 @@
 int ompi_osc_fabric_lock(int lock_type, int target, int mpi_assert, struct ompi_win_t *win)
 {
     if (MPI_LOCK_EXCLUSIVE != lock_type && MPI_LOCK_SHARED != lock_type) return OMPI_ERR_BAD_PARAM;
-    return ompi_osc_fabric_status(oscf_win_lock(ompi_osc_fabric_win(win), target,
-                                                MPI_LOCK_EXCLUSIVE == lock_type,
-                                                ompi_osc_fabric_assert_bits(mpi_assert)));
+    const int bits = ompi_osc_fabric_assert_bits(mpi_assert);
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    if (NULL != direct && 1 == oscf_direct_lock(direct, target, MPI_LOCK_EXCLUSIVE == lock_type, bits))
+        return OMPI_SUCCESS;
+    return ompi_osc_fabric_status(
+        oscf_win_lock(ompi_osc_fabric_win(win), target, MPI_LOCK_EXCLUSIVE == lock_type, bits));
 }
 
 int ompi_osc_fabric_unlock(int target, struct ompi_win_t *win)
 {
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    const int done = NULL == direct ? 0 : oscf_direct_unlock(direct, target);
+    if (0 != done) return 1 == done ? OMPI_SUCCESS : ompi_osc_fabric_status(done);
     return ompi_osc_fabric_status(oscf_win_unlock(ompi_osc_fabric_win(win), target));
 }
 
