@@ -251,25 +251,34 @@ static void release(acc_args *a)
     if (a->segs != a->inline_segs) free(a->segs);
 }
 
-/* The common call, MPI_Accumulate(buf, n, MPI_LONG, ..., n, MPI_LONG, ...): every side the
- * same predefined type without holes and the same count, so the whole call is one segment.
- * Skipping the convertor here is most of an 8-byte accumulate's cost on the origin.
- * Returns false (a untouched but for type) when the general cut is needed. */
+/* The common call, MPI_Accumulate(buf, n, MPI_LONG, ..., n, MPI_LONG, ...) and its
+ * fetching forms: every side the same predefined type without holes and the same count,
+ * and a predefined op. Quiet: false sends the call to the general translation, which
+ * reports what is wrong with it. */
+static bool one_type_call(int origin_count, ompi_datatype_t *origin_dt, int result_count,
+                          ompi_datatype_t *result_dt, int target_count, ompi_datatype_t *target_dt,
+                          ompi_op_t *op, oscf_type *t, oscf_op *o)
+{
+    return target_count > 0 && ompi_datatype_is_predefined(target_dt) &&
+           (NULL == result_dt || (result_dt == target_dt && result_count == target_count)) && op_of(op, o) &&
+           (OSCF_OP_NO_OP == *o || (origin_dt == target_dt && origin_count == target_count)) &&
+           type_of(target_dt, t) && target_dt->super.lb == 0 &&
+           target_dt->super.ub == (ptrdiff_t)oscf_type_size(*t);
+}
+
+/* That call is one segment: skipping the convertor is most of an 8-byte accumulate's
+ * cost on the origin. Returns false (a untouched but for type and op) when the general
+ * cut is needed. */
 static bool one_segment(acc_args *a, const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
                         void *result_addr, int result_count, ompi_datatype_t *result_dt, int target_count,
-                        ompi_datatype_t *target_dt)
+                        ompi_datatype_t *target_dt, ompi_op_t *op)
 {
-    const bool origin = OSCF_OP_NO_OP != a->op;
-    const bool result = NULL != result_dt;
-    if (target_count <= 0 || !ompi_datatype_is_predefined(target_dt) ||
-        (origin && (origin_dt != target_dt || origin_count != target_count)) ||
-        (result && (result_dt != target_dt || result_count != target_count)) ||
-        OMPI_SUCCESS != ompi_osc_fabric_map_type(target_dt, &a->type) || target_dt->super.lb != 0 ||
-        target_dt->super.ub != (ptrdiff_t)oscf_type_size(a->type))
+    if (!one_type_call(origin_count, origin_dt, result_count, result_dt, target_count, target_dt, op,
+                       &a->type, &a->op))
         return false;
     a->segs[0] = (oscf_acc_segment){
-        .origin = origin ? (void *)origin_addr : NULL,
-        .result = result ? result_addr : NULL,
+        .origin = OSCF_OP_NO_OP != a->op ? (void *)origin_addr : NULL,
+        .result = NULL != result_dt ? result_addr : NULL,
         .target_offset = 0,
         .count = (size_t)target_count,
     };
@@ -293,7 +302,7 @@ static int prepare(acc_args *a, const void *origin_addr, int origin_count, ompi_
     a->cap = sizeof(a->inline_segs) / sizeof(a->inline_segs[0]);
     int rc = ompi_osc_fabric_map_op(op, &a->op);
     if (OMPI_SUCCESS == rc && one_segment(a, origin_addr, origin_count, origin_dt, result_addr, result_count,
-                                          result_dt, target_count, target_dt))
+                                          result_dt, target_count, target_dt, op))
         return check_byte_op(target_dt, a->op);
     if (OMPI_SUCCESS == rc) rc = ompi_osc_fabric_element_type(target_dt, &a->type);
     if (OMPI_SUCCESS == rc) rc = check_byte_op(target_dt, a->op);
@@ -416,9 +425,7 @@ static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_cou
     return true;
 }
 
-/* The fast road's usual call: MPI_Accumulate(buf, n, T, ..., n, T, op) and its fetching
- * forms on one predefined T without holes, to a peer the engine left open
- * (direct_view.h). Only the questions whose answers send the call elsewhere are asked;
+/* The one-type call (one_type_call) to a peer the engine left open (direct_view.h):
  * false means nothing was done and the call is translated in full. */
 static bool direct_simple(oscf_direct_view *direct, const void *origin_addr, int origin_count,
                           ompi_datatype_t *origin_dt, void *result_addr, int result_count,
@@ -427,11 +434,8 @@ static bool direct_simple(oscf_direct_view *direct, const void *origin_addr, int
 {
     oscf_op o;
     oscf_type t;
-    if (target_count <= 0 || !ompi_datatype_is_predefined(target_dt) ||
-        (NULL != result_dt && (result_dt != target_dt || result_count != target_count)) || !op_of(op, &o) ||
-        (OSCF_OP_NO_OP != o && (origin_dt != target_dt || origin_count != target_count)) ||
-        !type_of(target_dt, &t) || target_dt->super.lb != 0 ||
-        target_dt->super.ub != (ptrdiff_t)oscf_type_size(t) ||
+    if (!one_type_call(origin_count, origin_dt, result_count, result_dt, target_count, target_dt, op, &t,
+                       &o) ||
         ((MPI_Datatype)target_dt == MPI_BYTE && !byte_op_allowed(o)))
         return false;
     return oscf_direct_accumulate(direct, target, target_disp, 0, OSCF_OP_NO_OP == o ? NULL : origin_addr,
@@ -537,21 +541,21 @@ int ompi_osc_fabric_compare_and_swap(const void *origin_addr, const void *compar
                                      struct ompi_win_t *win)
 {
     oscf_type type;
-    size_t size = 0;
     if (MPI_PROC_NULL == target) return OMPI_SUCCESS;
-    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
-    if (NULL != direct && ompi_datatype_is_predefined(dt) && type_of(dt, &type) &&
-        oscf_type_size(type) == dt->super.size &&
-        oscf_direct_compare_and_swap(direct, target, target_disp, origin_addr, compare_addr, result_addr,
-                                     type))
-        return OMPI_SUCCESS;
-    int rc = ompi_osc_fabric_element_type(dt, &type);
-    if (OMPI_SUCCESS != rc) return rc;
-    ompi_datatype_type_size(dt, &size);
-    if (!ompi_datatype_is_predefined(dt) || size != oscf_type_size(type)) {
+    if (!ompi_datatype_is_predefined(dt)) {
         LOG("MPI_Compare_and_swap needs a single predefined element");
         return MPI_ERR_TYPE;
     }
+    int rc = ompi_osc_fabric_map_type(dt, &type);
+    if (OMPI_SUCCESS != rc) return rc;
+    if (dt->super.size != oscf_type_size(type)) {
+        LOG("MPI_Compare_and_swap needs a single predefined element");
+        return MPI_ERR_TYPE;
+    }
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    if (NULL != direct && oscf_direct_compare_and_swap(direct, target, target_disp, origin_addr, compare_addr,
+                                                       result_addr, type))
+        return OMPI_SUCCESS;
     return ompi_osc_fabric_status(oscf_win_compare_and_swap(ompi_osc_fabric_win(win), target, origin_addr,
                                                             compare_addr, result_addr, type, target_disp, 0));
 }
