@@ -10,8 +10,9 @@
  * closes all entries at once by moving the view's epoch. So an open entry says: since
  * the engine last looked, only direct operations went to this peer, the epoch is the
  * one it checked, and puts, gets, flushes and CPU-atomic accumulates may skip the
- * engine. The view's quiet mark says the same of the whole window, for flush_all. Anything the fast road does not cover (requests, ranges it cannot prove,
- * other types) takes the engine's road, which checks and reports as always.
+ * engine. The view's quiet mark says the same of the whole window, for flush_all.
+ * Anything the fast road does not cover (requests, ranges it cannot prove, other
+ * types) takes the engine's road, which checks and reports as always.
  *
  * The view is used only when the engine is entered from one thread at a time and has
  * no progress thread (oscf_engine_config.calls_serialized): otherwise the engine never

@@ -27,11 +27,11 @@ void oscf_win::init_direct_view() {
     // The (op, type) pairs MPI allows whose updates are CPU atomics here (route.cpp).
     for (int t = 0; t < OSCF_TYPE_COUNT; ++t) {
         const auto type = static_cast<oscf_type>(t);
+        const bool cpu = cpu_atomic_type(type);
         fast_ops_[t] = 0;
-        fast_cas_[t] = !eng_.caps.native(type) && cas_allowed(type);
+        fast_cas_[t] = cpu && cas_allowed(type);
         for (int op = 0; op < OSCF_OP_COUNT; ++op)
-            if (!eng_.caps.native(type) && op_allowed(static_cast<oscf_op>(op), type))
-                fast_ops_[t] |= 1u << op;
+            if (cpu && op_allowed(static_cast<oscf_op>(op), type)) fast_ops_[t] |= 1u << op;
     }
 }
 
@@ -49,9 +49,7 @@ void oscf_win::settle_direct_view() {
         view_.quiet = view_.epoch;
     if (t < 0 || t >= size_) return;
     Peer &p = peer(t);
-    const bool access = fence_open_ || lock_all_ || p.lock.held() ||
-                        (pscw_access_ && in_access_group_[static_cast<size_t>(t)]);
-    if (!access || !direct_memory(p) || !p.ops.idle() || p.ops.failures || p.ops.error != OSCF_OK ||
+    if (!may_access(t) || !direct_memory(p) || !p.ops.idle() || p.ops.failures || p.ops.error != OSCF_OK ||
         !p.batch.empty() || !batched_.empty())
         return;
     view_peers_[static_cast<size_t>(t)].epoch = view_.epoch;

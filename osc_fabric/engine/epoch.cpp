@@ -22,22 +22,25 @@ int oscf_win::close_idle_fence(const char *what) {
     return OSCF_OK;
 }
 
+// Whether the epoch allows operations to target (a valid rank): a fence epoch, a start
+// group with target in it, a lock on it, or lock_all (which holds rank 0's gate, keeping
+// every exclusive lock away, lock.cpp).
+bool oscf_win::may_access(int target) const {
+    if (fence_open_) return true;
+    if (pscw_access_) return in_access_group_[static_cast<size_t>(target)] != 0;
+    return in_passive_epoch(target);
+}
+
 int oscf_win::begin_access(Guard &, int target, const char *what) {
     int rc = check_target(target);
     if (rc) return rc;
-    Peer &p = peer(target);
-    if (fence_open_) {
-        ops_since_fence_ = true;
+    if (may_access(target)) {
+        if (fence_open_) ops_since_fence_ = true;
         return OSCF_OK;
     }
-    if (pscw_access_) {
-        if (in_access_group_[static_cast<size_t>(target)]) return OSCF_OK;
+    if (pscw_access_)
         return usage_error(OSCF_ERR_RMA_SYNC, "%s to rank %d, which is not in the MPI_Win_start group", what,
                            target);
-    }
-    if (p.lock.held()) return OSCF_OK;
-    // lock_all holds rank 0's gate, which keeps every exclusive lock away (lock.cpp).
-    if (lock_all_) return OSCF_OK;
     return usage_error(OSCF_ERR_RMA_SYNC, "%s to rank %d outside an access epoch", what, target);
 }
 

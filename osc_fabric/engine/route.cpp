@@ -26,12 +26,18 @@ bool oscf_win::direct_memory(const Peer &p) const {
     return p.node.has_memory();
 }
 
+// The rule of the header: a type's on-node updates are CPU atomics unless it travels
+// as native fabric atomics.
+bool oscf_win::cpu_atomic_type(oscf_type t) const {
+    return !eng_.caps.native(t);
+}
+
 bool oscf_win::direct_accumulate(const Peer &p, oscf_type t) const {
-    return p.node.has_memory() && !eng_.caps.native(t);
+    return p.node.has_memory() && cpu_atomic_type(t);
 }
 
 bool oscf_win::direct_words(const Peer &p) const {
-    return p.node.linked() && !eng_.caps.native(OSCF_TYPE_UINT64);
+    return p.node.linked() && cpu_atomic_type(OSCF_TYPE_UINT64);
 }
 
 // Whether any operation of this window, in either direction, may travel through the
@@ -44,7 +50,7 @@ bool oscf_win::exchanges_messages() const {
     for (const Peer &p : peers_)
         if (!direct_memory(p) || !direct_words(p)) return true;
     for (int t = 0; t < OSCF_TYPE_COUNT; ++t)
-        if (eng_.caps.native(static_cast<oscf_type>(t))) return true;
+        if (!cpu_atomic_type(static_cast<oscf_type>(t))) return true;
     return false;
 }
 

@@ -182,6 +182,7 @@ private:
     // epoch.cpp
     int check_target(int target) const;
     bool in_passive_epoch(int target) const;
+    bool may_access(int target) const;
     int check_request_epoch(int target, const char *what) const;
     int begin_access(Guard &lk, int target, const char *what);
     int close_idle_fence(const char *what);
@@ -247,6 +248,7 @@ private:
     enum class AccRoute { direct, native, here, message };
     AccRoute acc_route(const Peer &p, int target, oscf_type t) const;
     bool direct_memory(const Peer &p) const;
+    bool cpu_atomic_type(oscf_type t) const;
     bool direct_accumulate(const Peer &p, oscf_type t) const;
     bool direct_words(const Peer &p) const;
     int direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp);
