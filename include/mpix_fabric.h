@@ -4,8 +4,8 @@
  * the proposal ports by a prefix change. Link with `pkg-config --libs mpix-fabric`.
  *
  * On a window served by osc/fabric the calls go through its engine (native fabric
- * atomics, active messages applied at the target, or CPU atomics for peers on the
- * node); on a window of any other component they give the same results through
+ * atomics, active messages applied at the target, or updates in shared memory for
+ * peers on the node); on a window of any other component they give the same results through
  * standard MPI calls, so a program may call them unconditionally (MPIX_Rmw_native tells
  * which). docs/MPIX.md has the rules in full; in short:
  *

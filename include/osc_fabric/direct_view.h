@@ -9,7 +9,8 @@
  * outstanding and the epoch allows access; every other engine call on the window
  * closes all entries at once by moving the view's epoch. So an open entry says: since
  * the engine last looked, only direct operations went to this peer, the epoch is the
- * one it checked, and puts, gets, flushes and CPU-atomic accumulates may skip the
+ * one it checked, and puts, gets, flushes and accumulates of types the node updates
+ * itself (not native fabric atomics) may skip the
  * engine. The view's quiet mark says the same of the whole window, for flush_all.
  * Anything the fast road does not cover (requests, ranges it cannot prove, other
  * types) takes the engine's road, which checks and reports as always.
@@ -63,6 +64,12 @@ static inline const oscf_direct_peer *oscf_direct_open(const oscf_direct_view *v
     if ((unsigned)target >= (unsigned)v->npeers) return NULL;
     const oscf_direct_peer *p = &v->peers[target];
     return p->epoch == v->epoch ? p : NULL;
+}
+
+/* Whether this process maps target's window memory, its entry open or not: calls to it
+ * may take the engine's direct road (oscf_win_accumulate_direct). */
+static inline bool oscf_direct_mapped(const oscf_direct_view *v, int target) {
+    return (unsigned)target < (unsigned)v->npeers && NULL != v->peers[target].base;
 }
 
 /* Where len bytes at disp (in the peer's units) plus offset bytes lie in our mapping,

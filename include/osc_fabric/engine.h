@@ -77,7 +77,8 @@ typedef struct oscf_engine_config {
      * may need this very CPU. */
     int oversubscribed;
     /* Peers on this node whose window memory and state words this process maps (a node
-     * segment) are reached with loads, stores and CPU atomics instead of the fabric. */
+     * segment) are reached with loads and stores (accumulates under the owner's locks,
+     * lock words as CPU atomics) instead of the fabric. */
     int node_direct;
     /* The MPI library calls in from one thread at a time (its thread level is below
      * MPI_THREAD_MULTIPLE). Without a progress thread nothing else enters the engine, so
@@ -317,6 +318,22 @@ typedef struct oscf_acc_segment {
 } oscf_acc_segment;
 int oscf_win_accumulatev(oscf_win *win, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
                          oscf_op op, int64_t target_disp, const oscf_notify *notify);
+/* The same segments produced one at a time, for calls whose pieces are too many to
+ * list (a derived datatype's): next fills *seg and returns 1, returns 0 after the last,
+ * or a negative oscf_status. */
+typedef struct oscf_acc_source {
+    int (*next)(void *arg, oscf_acc_segment *seg);
+    void *arg;
+} oscf_acc_source;
+/* An accumulate whose segments src produces, when target is a peer whose window memory
+ * this process maps and whose updates of type it applies itself (an on-node peer
+ * reached directly): *served is then 1 and the return the call's status. Every target
+ * byte of the segments lies in [span_offset, span_offset + span_len) from target_disp,
+ * which is checked once, before any update. *served 0: nothing was done or checked;
+ * take oscf_win_accumulatev. */
+int oscf_win_accumulate_direct(oscf_win *win, int target, oscf_type type, oscf_op op, int64_t target_disp,
+                               int64_t span_offset, size_t span_len, int fetching, const oscf_acc_source *src,
+                               const oscf_notify *notify, int *served);
 /* Whether the target's engine applies our accumulates of type itself (active messages):
  * not to ourselves, an on-node peer reached directly, or a type the provider's atomics
  * carry. Fixed once the window is connected. */
@@ -431,8 +448,8 @@ typedef struct oscf_win_stats {
     uint64_t ordering_waits;      /* times an accumulate waited for earlier ones */
     uint64_t fence_waits_skipped; /* fences that trusted MPI_MODE_NOPRECEDE */
     uint64_t direct_rma;          /* puts and gets to on-node peers done as memory copies */
-    uint64_t direct_atomics;      /* accumulates and compare-and-swaps done with CPU atomics
-                                   * or the accumulate lock, on-node peers and ourselves */
+    uint64_t direct_atomics;      /* accumulate segments and compare-and-swaps applied under
+                                   * the accumulate locks, on-node peers and ourselves */
     uint64_t direct_words;        /* lock and synchronization words changed directly */
     uint64_t layout_messages;     /* messages of put_packed/get_packed (packed_layout.cpp) */
     uint64_t lock_waits;          /* lock acquisitions and grants that had to wait */

@@ -141,6 +141,26 @@ int oscf_win::send_request(Peer &p, AmHeader &h, OpScope &scope, char *result, s
     return OSCF_OK;
 }
 
+int oscf_win::accumulate_direct(Guard &lk, int target, oscf_type type, oscf_op op, int64_t disp,
+                                int64_t span_offset, size_t span_len, bool fetching,
+                                const oscf_acc_source &src, const oscf_notify *notify, int *served) {
+    if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type))
+        return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
+    const char *what = fetching ? "get_accumulate" : "accumulate";
+    int rc = check_target(target);
+    if (rc || acc_route(peer(target), target, type) != AccRoute::direct) return rc;
+    *served = 1;
+    if (notify && (rc = check_request_epoch(target, what))) return rc;
+    Peer &p = peer(target);
+    OpScope scope(p.acc, notify);
+    uint64_t off;
+    if ((rc = begin_access(lk, target, what)) ||
+        (rc = target_offset(disp, p.disp_unit, span_offset, span_len, p.size, target, what, &off)) ||
+        (rc = direct_ready(lk, p)))
+        return finish(lk, scope, rc);
+    return finish(lk, scope, direct_accumulate_each(lk, target, type, op, disp, src));
+}
+
 int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
                          oscf_op op, int64_t disp, const oscf_notify *notify) {
     if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type))
@@ -152,6 +172,8 @@ int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, si
     // Nothing to move is still an access: it must be inside an epoch, and a request
     // for it completes at once.
     if (n == 0) return finish(lk, scope, begin_access(lk, target, "accumulate"));
+    if (n > 1 && acc_route(peer(target), target, type) == AccRoute::direct)
+        return finish(lk, scope, direct_accumulate_all(lk, target, segs, n, type, op, disp));
     for (size_t i = 0; i < n && rc == OSCF_OK; ++i) {
         const oscf_acc_segment &sg = segs[i];
         if (!sg.origin && op != OSCF_OP_NO_OP) {

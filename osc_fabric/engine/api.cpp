@@ -408,6 +408,17 @@ int oscf_win_accumulatev(oscf_win *win, int target, const oscf_acc_segment *segs
     });
 }
 
+int oscf_win_accumulate_direct(oscf_win *win, int target, oscf_type type, oscf_op op, int64_t disp,
+                               int64_t span_offset, size_t span_len, int fetching, const oscf_acc_source *src,
+                               const oscf_notify *notify, int *served) {
+    if (!served || !src || !src->next) return OSCF_ERR_ARG;
+    *served = 0;
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        return w.accumulate_direct(lk, target, type, op, disp, span_offset, span_len, fetching != 0, *src,
+                                   notify, served);
+    });
+}
+
 int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, const void *compare,
                               void *result, oscf_type type, int64_t disp, int64_t offset) {
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {

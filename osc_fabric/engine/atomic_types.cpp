@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <new>
 
 namespace oscf {
@@ -77,14 +78,57 @@ void each_element(void *target, const void *origin, size_t n, F f) {
     }
 }
 
+// Calls f with op as a compile-time constant, so that element loops hold no switch: an
+// accumulate of many elements (a derived datatype's, a large array's) is a plain loop.
+template <class F>
+void with_op(oscf_op op, F f) {
+    switch (op) {
+    case OSCF_OP_SUM: return f(std::integral_constant<oscf_op, OSCF_OP_SUM>{});
+    case OSCF_OP_PROD: return f(std::integral_constant<oscf_op, OSCF_OP_PROD>{});
+    case OSCF_OP_MIN: return f(std::integral_constant<oscf_op, OSCF_OP_MIN>{});
+    case OSCF_OP_MAX: return f(std::integral_constant<oscf_op, OSCF_OP_MAX>{});
+    case OSCF_OP_LAND: return f(std::integral_constant<oscf_op, OSCF_OP_LAND>{});
+    case OSCF_OP_LOR: return f(std::integral_constant<oscf_op, OSCF_OP_LOR>{});
+    case OSCF_OP_LXOR: return f(std::integral_constant<oscf_op, OSCF_OP_LXOR>{});
+    case OSCF_OP_BAND: return f(std::integral_constant<oscf_op, OSCF_OP_BAND>{});
+    case OSCF_OP_BOR: return f(std::integral_constant<oscf_op, OSCF_OP_BOR>{});
+    case OSCF_OP_BXOR: return f(std::integral_constant<oscf_op, OSCF_OP_BXOR>{});
+    default: return;  // REPLACE and NO_OP are apply_reduction's; the rest leave t alone
+    }
+}
+
+// Integers, float and double with both sides aligned, the usual case, skip
+// each_element's copies: a typed loop the compiler can vectorize.
+template <class T, class F>
+void each_number(void *target, const void *origin, size_t n, F f) {
+    static_assert(std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>);
+    if (reinterpret_cast<uintptr_t>(target) % alignof(T) || reinterpret_cast<uintptr_t>(origin) % alignof(T))
+        return each_element<T>(target, origin, n, f);
+    // Distinct buffers (an origin inside the very elements it updates is erroneous in
+    // MPI), which lets the compiler vectorize the loop without runtime overlap checks.
+    T *__restrict t = static_cast<T *>(target);
+    const T *__restrict o = static_cast<const T *>(origin);
+    for (size_t i = 0; i < n; ++i) f(t[i], o[i]);
+}
+
 template <class T>
 void reduce_integer(oscf_op op, void *target, const void *origin, size_t n) {
-    each_element<T>(target, origin, n, [op](T &t, const T &o) { t = combine_integer(op, t, o); });
+    with_op(op, [&](auto k) {
+        each_number<T>(target, origin, n,
+                       [](T &t, const T &o) { t = combine_integer(decltype(k)::value, t, o); });
+    });
 }
 
 template <class T>
 void reduce_floating(oscf_op op, void *target, const void *origin, size_t n) {
-    each_element<T>(target, origin, n, [op](T &t, const T &o) { t = combine_floating(op, t, o); });
+    with_op(op, [&](auto k) {
+        if constexpr (std::is_same_v<T, long double>)  // x87 values: each_element's byte copies
+            each_element<T>(target, origin, n,
+                            [](T &t, const T &o) { t = combine_floating(decltype(k)::value, t, o); });
+        else
+            each_number<T>(target, origin, n,
+                           [](T &t, const T &o) { t = combine_floating(decltype(k)::value, t, o); });
+    });
 }
 
 template <class T>

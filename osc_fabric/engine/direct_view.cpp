@@ -24,10 +24,10 @@ void oscf_win::init_direct_view() {
     view_.epoch = 1;
     view_.peers = view_peers_.data();
     view_.npeers = size_;
-    // The (op, type) pairs MPI allows whose updates are CPU atomics here (route.cpp).
+    // The (op, type) pairs MPI allows whose updates this node applies (route.cpp).
     for (int t = 0; t < OSCF_TYPE_COUNT; ++t) {
         const auto type = static_cast<oscf_type>(t);
-        const bool cpu = cpu_atomic_type(type);
+        const bool cpu = updated_on_node(type);
         fast_ops_[t] = 0;
         fast_cas_[t] = cpu && cas_allowed(type);
         for (int op = 0; op < OSCF_OP_COUNT; ++op)
@@ -64,7 +64,8 @@ bool oscf_win::fast_accumulate(int target, int64_t disp, int64_t offset, const v
     const size_t bytes = count * type_size(type);
     char *at = oscf_direct_at(e, disp, offset, bytes);
     if (!at) return false;
-    node_accumulate(op, type, at, origin, result, count, peer(target).node.acc_lock());
+    node_accumulate(peer(target).node.shared(), static_cast<uint64_t>(at - e->base), op, type, origin, result,
+                    count);
     ++view_.atomics;
     view_.bytes += bytes;
     return true;
@@ -76,7 +77,8 @@ bool oscf_win::fast_compare_and_swap(int target, int64_t disp, const void *value
     if (!e || !valid_type(type) || !fast_cas_[type] || !value || !compare || !result) return false;
     char *at = oscf_direct_at(e, disp, 0, type_size(type));
     if (!at) return false;
-    node_swap(OSCF_SWAP_EQ, type, at, value, compare, result, 1, peer(target).node.acc_lock());
+    node_swap(peer(target).node.shared(), static_cast<uint64_t>(at - e->base), OSCF_SWAP_EQ, type, value,
+              compare, result, 1);
     ++view_.atomics;
     view_.bytes += type_size(type);
     return true;

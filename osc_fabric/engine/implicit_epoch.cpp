@@ -80,12 +80,11 @@ int oscf_win::implicit_direct(Guard &lk, Peer &p, int target, const oscf_rmw &r,
             return grc ? grc : rc;
         }
     }
-    char *at = p.node.mem() + off;
     if (r.is_swap)
-        node_swap(r.swap, r.type, at, r.origin, r.compare, r.result, r.count, p.node.acc_lock());
+        node_swap(p.node.shared(), off, r.swap, r.type, r.origin, r.compare, r.result, r.count);
     else
-        node_accumulate(r.op, r.type, at, r.op == OSCF_OP_NO_OP ? nullptr : r.origin, r.result, r.count,
-                        p.node.acc_lock());
+        node_accumulate(p.node.shared(), off, r.op, r.type, r.op == OSCF_OP_NO_OP ? nullptr : r.origin,
+                        r.result, r.count);
     ++stats.direct_atomics;
     stats.direct_bytes += bytes;
     if (nocheck) return OSCF_OK;

@@ -1,6 +1,6 @@
 // The direct route to a peer on this node: its window memory and WindowState seen
 // through our mapping of the node segment (shared.cpp), so puts and gets are copies,
-// accumulates CPU atomics (node_atomics.h) and lock words plain atomic words, with no
+// accumulates updates under the owner's stripe locks (node_atomics.h) and lock words plain atomic words, with no
 // message and no help from the peer. Empty (linked() false) for every other peer and
 // for every peer of a window without a node segment; route.cpp decides, per peer and
 // per operation, whether the direct route may serve it.
@@ -39,7 +39,8 @@ public:
     uint64_t *word(uint64_t offset) const {
         return reinterpret_cast<uint64_t *>(reinterpret_cast<char *>(state_) + offset);
     }
-    AccumulateLock acc_lock() const { return AccumulateLock(&state_->acc_lock); }
+    // The window memory with the owner's accumulate locks (node_atomics.h).
+    SharedWindow shared() const { return {mem_, word(kAccStripesOffset)}; }
 
 private:
     char *mem_ = nullptr;

@@ -1,13 +1,15 @@
 // Which road an operation to a peer takes, and the direct road itself (node_link.h).
 //
 // A peer whose window lives in our node segment (Peer::node linked, ourselves included)
-// is reached with memory copies and CPU atomics, except where that would not be atomic
-// with what others do to the same words:
+// is reached with memory copies, updates under its stripe locks and CPU atomics on its
+// lock words, except where that would not be atomic with what others do to the same
+// words:
 //   - put, get: direct where the peer's window memory is in the segment too (allocated
 //     windows; MPI makes conflicting puts erroneous, so nothing to keep atomic);
 //   - accumulate family of type T: direct unless T travels as native fabric atomics
-//     (AtomicCaps). A NIC's or provider's atomic is not atomic with a CPU's on the same
-//     word, so when off-node origins use native atomics for T, on-node ones must too.
+//     (AtomicCaps). A NIC's or provider's atomic is not atomic with a CPU's update of
+//     the same word, locked or not, so when off-node origins use native atomics for T,
+//     on-node ones must too.
 //     Otherwise every update of T at this target, from on-node origins' CPUs and from
 //     this engine serving active messages of off-node ones, goes through node_atomics.h;
 //   - lock and synchronization words: direct unless 64-bit integers are native, by the
@@ -26,18 +28,18 @@ bool oscf_win::direct_memory(const Peer &p) const {
     return p.node.has_memory();
 }
 
-// The rule of the header: a type's on-node updates are CPU atomics unless it travels
-// as native fabric atomics.
-bool oscf_win::cpu_atomic_type(oscf_type t) const {
+// The rule of the header: this node applies its own updates of a type (node_atomics.h,
+// or a CPU atomic on a lock word) unless the type travels as native fabric atomics.
+bool oscf_win::updated_on_node(oscf_type t) const {
     return !eng_.caps.native(t);
 }
 
 bool oscf_win::direct_accumulate(const Peer &p, oscf_type t) const {
-    return p.node.has_memory() && cpu_atomic_type(t);
+    return p.node.has_memory() && updated_on_node(t);
 }
 
 bool oscf_win::direct_words(const Peer &p) const {
-    return p.node.linked() && cpu_atomic_type(OSCF_TYPE_UINT64);
+    return p.node.linked() && updated_on_node(OSCF_TYPE_UINT64);
 }
 
 // Whether any operation of this window, in either direction, may travel through the
@@ -50,7 +52,7 @@ bool oscf_win::exchanges_messages() const {
     for (const Peer &p : peers_)
         if (!direct_memory(p) || !direct_words(p)) return true;
     for (int t = 0; t < OSCF_TYPE_COUNT; ++t)
-        if (!cpu_atomic_type(static_cast<oscf_type>(t))) return true;
+        if (!updated_on_node(static_cast<oscf_type>(t))) return true;
     return false;
 }
 
@@ -132,18 +134,77 @@ int oscf_win::direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, ch
                                       oscf_type type, oscf_op op, const Where &w) {
     int rc = direct_ready(lk, p);
     if (rc) return rc;
-    node_accumulate(op, type, p.node.mem() + w.am_offset, origin, result, count, p.node.acc_lock());
+    node_accumulate(p.node.shared(), w.am_offset, op, type, origin, result, count);
     offer_direct(rank_of(p));
     ++stats.direct_atomics;
     stats.direct_bytes += count * type_size(type);
     return OSCF_OK;
 }
 
+// All segments of one accumulate (a derived datatype's pieces) to a peer reached
+// directly: the epoch, grant and ordering checks once for the call, every segment in
+// range and with its data before anything changes, then the updates.
+int oscf_win::direct_accumulate_all(Guard &lk, int target, const oscf_acc_segment *segs, size_t n,
+                                    oscf_type type, oscf_op op, int64_t disp) {
+    const char *what = segs[0].result ? "get_accumulate" : "accumulate";
+    Peer &p = peer(target);
+    int rc = begin_access(lk, target, what);
+    if (rc || (rc = direct_ready(lk, p))) return rc;
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t off;
+        if (!segs[i].origin && op != OSCF_OP_NO_OP)
+            return usage_error(OSCF_ERR_ARG, "accumulate without origin data");
+        if ((rc = target_offset(disp, p.disp_unit, segs[i].target_offset, segs[i].count * type_size(type),
+                                p.size, target, what, &off)))
+            return rc;
+    }
+    struct Listed {
+        const oscf_acc_segment *at, *end;
+        static int next(void *arg, oscf_acc_segment *seg) {
+            auto *l = static_cast<Listed *>(arg);
+            if (l->at == l->end) return 0;
+            *seg = *l->at++;
+            return 1;
+        }
+    } listed{segs, segs + n};
+    return direct_accumulate_each(lk, target, type, op, disp, oscf_acc_source{&Listed::next, &listed});
+}
+
+// The updates of one accumulate to a peer reached directly, one segment at a time, after
+// the caller made the call's checks: per segment, a bounds check (which the caller's
+// span check already passed) and what its elements' updates cost.
+int oscf_win::direct_accumulate_each(Guard &, int target, oscf_type type, oscf_op op, int64_t disp,
+                                     const oscf_acc_source &src) {
+    const size_t size = type_size(type);
+    const char *what = "accumulate";
+    Peer &p = peer(target);
+    size_t segments = 0, elements = 0;
+    oscf_acc_segment sg;
+    int more;
+    NodeUpdates updates(p.node.shared(), type);
+    while ((more = src.next(src.arg, &sg)) > 0) {
+        uint64_t off;
+        int rc =
+            target_offset(disp, p.disp_unit, sg.target_offset, sg.count * size, p.size, target, what, &off);
+        if (rc) return rc;
+        if (!sg.origin && op != OSCF_OP_NO_OP)
+            return usage_error(OSCF_ERR_ARG, "accumulate without origin data");
+        ++segments;
+        if (op == OSCF_OP_NO_OP && !sg.result) continue;  // nothing to read or change
+        updates.accumulate(off, op, sg.origin, sg.result, sg.count);
+        elements += sg.count;
+    }
+    updates.finish();
+    stats.direct_atomics += segments;
+    stats.direct_bytes += elements * size;
+    offer_direct(target);
+    return more;  // 0 after the last segment, or the source's error
+}
+
 int oscf_win::direct_swap(Guard &lk, Peer &p, const Swap &sw, const Where &w) {
     int rc = direct_ready(lk, p);
     if (rc) return rc;
-    node_swap(sw.swap, sw.type, p.node.mem() + w.am_offset, sw.value, sw.compare, sw.result, sw.count,
-              p.node.acc_lock());
+    node_swap(p.node.shared(), w.am_offset, sw.swap, sw.type, sw.value, sw.compare, sw.result, sw.count);
     offer_direct(rank_of(p));
     ++stats.direct_atomics;
     stats.direct_bytes += sw.count * type_size(sw.type);
@@ -170,7 +231,8 @@ void oscf_win::apply_here(oscf_op op, oscf_type type, char *target, const char *
     // A byte is written whole by any store, so byte REPLACE (packed and batched puts)
     // stays a copy.
     if (me.node.has_memory() && !(op == OSCF_OP_REPLACE && type_size(type) == 1 && !result)) {
-        node_accumulate(op, type, target, origin, result, count, me.node.acc_lock());
+        node_accumulate(me.node.shared(), static_cast<uint64_t>(target - me.node.mem()), op, type, origin,
+                        result, count);
         return;
     }
     if (result) std::memmove(result, target, count * type_size(type));
@@ -181,7 +243,8 @@ void oscf_win::swap_here(oscf_swap s, oscf_type type, char *target, const void *
                          void *result, size_t count) {
     const Peer &me = self();
     if (me.node.has_memory()) {
-        node_swap(s, type, target, value, compare, result, count, me.node.acc_lock());
+        node_swap(me.node.shared(), static_cast<uint64_t>(target - me.node.mem()), s, type, value, compare,
+                  result, count);
         return;
     }
     apply_swap(s, type, target, value, compare, result, count);

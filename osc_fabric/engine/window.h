@@ -96,6 +96,9 @@ struct oscf_win {
     // accumulate.cpp
     int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type, oscf_op op,
                    int64_t disp, const oscf_notify *notify);
+    int accumulate_direct(Guard &lk, int target, oscf_type type, oscf_op op, int64_t disp,
+                          int64_t span_offset, size_t span_len, bool fetching, const oscf_acc_source &src,
+                          const oscf_notify *notify, int *served);
 
     // swap.cpp: conditional swaps (oscf_win_swap), MPI_Compare_and_swap among them.
     struct Swap {
@@ -242,18 +245,22 @@ private:
     int resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_t len, const char *what, Where *w);
 
     // route.cpp: the direct road to peers in our node segment, and when it serves.
-    // The road of an accumulate or swap of type t to p: CPU atomics on our node
-    // (direct), the provider's atomics (native), or applied by an engine under its
+    // The road of an accumulate or swap of type t to p: updates under the target's
+    // stripe locks on our node (direct, node_atomics.h), the provider's atomics (native), or applied by an engine under its
     // lock, ours (here) or the target's through an active message (message).
     enum class AccRoute { direct, native, here, message };
     AccRoute acc_route(const Peer &p, int target, oscf_type t) const;
     bool direct_memory(const Peer &p) const;
-    bool cpu_atomic_type(oscf_type t) const;
+    bool updated_on_node(oscf_type t) const;
     bool direct_accumulate(const Peer &p, oscf_type t) const;
     bool direct_words(const Peer &p) const;
     int direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp);
     int direct_begin(Guard &lk, int target, const char *what);
     int direct_ready(Guard &lk, Peer &p);
+    int direct_accumulate_all(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
+                              oscf_op op, int64_t disp);
+    int direct_accumulate_each(Guard &lk, int target, oscf_type type, oscf_op op, int64_t disp,
+                               const oscf_acc_source &src);
     int direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
                                 oscf_type type, oscf_op op, const Where &w);
     int direct_swap(Guard &lk, Peer &p, const Swap &sw, const Where &w);

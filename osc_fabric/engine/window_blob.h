@@ -7,6 +7,8 @@
 //              locks take from opposite sides (lock.cpp), at rank 0 of the window.
 //   version 3: the node segment (shared.cpp): which one this rank maps, and where its
 //              window memory and WindowState lie in it; WindowState::acc_lock.
+//   version 4: the accumulate locks are kAccStripes words after WindowState, one per
+//              kAccStripeBytes of window memory (node_atomics.h); acc_lock is gone.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +16,7 @@
 
 namespace oscf {
 
-constexpr uint32_t kWinBlobVersion = 3;
+constexpr uint32_t kWinBlobVersion = 4;
 constexpr size_t kMaxAddrLen = 256;  // shm names are up to 256 bytes; sockaddrs are shorter
 
 struct WinBlob {
@@ -35,8 +37,9 @@ struct WinBlob {
 };
 static_assert(sizeof(WinBlob) == 88 + kMaxAddrLen, "WinBlob layout is part of the wire format");
 
-// Target-resident per-window state. The fixed header is followed by two arrays of
-// comm_size words for general active target (pscw.cpp):
+// Target-resident per-window state. The fixed header is followed by the accumulate
+// locks (kAccStripes words, node_atomics.h) and two arrays of comm_size words for
+// general active target (pscw.cpp):
 //   post_seq[t]:     how many times rank t posted an exposure epoch including us
 //   complete_seq[o]: how many access epochs of rank o that included us have completed
 // Each word has a single writer (rank t or o) that only ever raises it with a plain
@@ -45,8 +48,7 @@ struct alignas(64) WindowState {
     uint64_t lock;         // see lock.cpp for the encoding; changed only with atomics
     uint64_t reserved[4];  // dynamic windows: where the region table is (below)
     uint64_t gate;         // rank 0's only: lock_all against exclusive locks (lock.cpp)
-    uint64_t acc_lock;     // node segments: accumulates no CPU atomic covers (node_atomics.h)
-    uint64_t unused;
+    uint64_t unused[2];
 };
 static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
 
@@ -70,14 +72,22 @@ constexpr size_t region_table_bytes(size_t capacity) {
     return sizeof(RegionTableHeader) + capacity * sizeof(Region) + sizeof(uint64_t);
 }
 
+// Accumulates to a window in a node segment take the lock of the stripe their element
+// starts in: window offset / kAccStripeBytes, modulo kAccStripes. Every process that
+// updates the memory (on-node origins, the owner's engine) must agree on this map.
+constexpr size_t kAccStripes = 64;
+constexpr uint64_t kAccStripeBytes = 4096;
+constexpr uint64_t kAccStripesOffset = sizeof(WindowState);
+constexpr uint64_t kPscwOffset = kAccStripesOffset + 8 * kAccStripes;
+
 constexpr size_t state_bytes(size_t comm_size) {
-    return (sizeof(WindowState) + 2 * 8 * comm_size + 63) / 64 * 64;
+    return (kPscwOffset + 2 * 8 * comm_size + 63) / 64 * 64;
 }
 constexpr uint64_t post_seq_offset(size_t rank) {
-    return sizeof(WindowState) + 8 * rank;
+    return kPscwOffset + 8 * rank;
 }
 constexpr uint64_t complete_seq_offset(size_t comm_size, size_t rank) {
-    return sizeof(WindowState) + 8 * comm_size + 8 * rank;
+    return kPscwOffset + 8 * comm_size + 8 * rank;
 }
 
 }  // namespace oscf

@@ -20,6 +20,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/osc/osc.h"
 #include "ompi/win/win.h"
+#include "opal/datatype/opal_convertor.h"
 #include "opal/util/info.h"
 
 #include "osc_fabric/direct_view.h"
@@ -225,6 +226,35 @@ bool ompi_osc_fabric_layout_wanted(struct ompi_datatype_t *origin_dt, int origin
  * it, and holds the datatype until released. */
 int ompi_osc_fabric_packer(struct ompi_datatype_t *dt, int count, const void *base, bool pack,
                            oscf_packer *out);
+/* Every byte count elements of dt touch, from its true lower bound *lo: false when
+ * its extent is negative (the general path handles those). */
+bool ompi_osc_fabric_span(struct ompi_datatype_t *dt, int count, ptrdiff_t *lo, size_t *len);
+/* The same pieces pulled one at a time, never listed: for walking two or three sides of
+ * a call together when their pieces are too many to hold. fill makes (at, left) the
+ * rest of the current piece (touching pieces merged), refilled when left is 0: 1 with
+ * a piece, 0 at the end, an OMPI error. The caller consumes by advancing at and left.
+ * A packed stream (init_packed) gives the data instead, packed by the convertor into
+ * chunks of its own buffer: one piece per chunk, for a side that is only read. */
+typedef struct ompi_osc_fabric_stream {
+    opal_convertor_t conv;
+    struct iovec iov[32];
+    uint32_t n, i; /* pieces in iov, the next one to take */
+    int done;      /* the convertor has given its last pieces */
+    char *at;
+    size_t left;
+    char *chunk; /* packed streams: their buffer, chunk_len bytes; else NULL */
+    size_t chunk_len;
+} ompi_osc_fabric_stream;
+int ompi_osc_fabric_stream_init(ompi_osc_fabric_stream *s, struct ompi_datatype_t *dt, int count,
+                                const void *base);
+int ompi_osc_fabric_stream_init_packed(ompi_osc_fabric_stream *s, struct ompi_datatype_t *dt, int count,
+                                       const void *base, size_t chunk_len);
+int ompi_osc_fabric_stream_refill(ompi_osc_fabric_stream *s);
+static inline int ompi_osc_fabric_stream_fill(ompi_osc_fabric_stream *s)
+{
+    return s->left ? 1 : ompi_osc_fabric_stream_refill(s); /* most calls: the piece goes on */
+}
+void ompi_osc_fabric_stream_fini(ompi_osc_fabric_stream *s);
 /* Walks up to three piece lists together, calling emit(arg, at[], len) for each stretch
  * contiguous on every side; len is a multiple of unit. The lists must describe the
  * same number of bytes (else MPI_ERR_ARG). */

@@ -442,6 +442,172 @@ static bool direct_simple(oscf_direct_view *direct, const void *origin_addr, int
                                   NULL == result_dt ? NULL : result_addr, (size_t)target_count, t, o);
 }
 
+/* A derived-datatype accumulate to a peer whose window memory we map: the engine
+ * applies each stretch contiguous on every side as the convertors give it, so the call
+ * costs its elements' updates and no list of thousands of segments (as puts and gets
+ * copy between the two layouts at once, osc_fabric_comm.c). */
+typedef struct acc_walk {
+    /* The call, for the general translation when the engine does not serve it. */
+    const void *origin_addr;
+    int origin_count, result_count, target_count;
+    ompi_datatype_t *origin_dt, *result_dt, *target_dt;
+    void *result_addr;
+    ompi_op_t *mpi_op;
+    struct ompi_win_t *win;
+    int target;
+    ptrdiff_t target_disp;
+    oscf_type type;
+    oscf_op op;
+    ptrdiff_t span_lo;
+    size_t span_len;
+    /* Target (offsets from 0), origin unless NO_OP, result when fetching. */
+    ompi_osc_fabric_stream s[3];
+    int nsides, origin_side, result_side, started;
+    unsigned unit_shift; /* log2 of the type's size */
+    size_t unit_mask;    /* the type's size less 1 */
+} acc_walk;
+
+enum { kWalkChunk = 64 * 1024 }; /* an L2-sized copy of the origin at a time */
+
+static int walk_start(acc_walk *w)
+{
+    const struct {
+        ompi_datatype_t *dt;
+        int count;
+        const void *base;
+        int *slot;
+    } side[3] = {
+        {w->target_dt, w->target_count, NULL, NULL},
+        {OSCF_OP_NO_OP == w->op ? NULL : w->origin_dt, w->origin_count, w->origin_addr, &w->origin_side},
+        {w->result_dt, w->result_count, w->result_addr, &w->result_side},
+    };
+    for (int i = 0; i < 3; i++) {
+        if (NULL == side[i].dt) continue;
+        /* The origin is only read: packed into chunks, it costs one convertor call per
+         * chunk instead of a piece of its own layout cutting every segment. */
+        const bool pack = 1 == i && !ompi_datatype_is_contiguous_memory_layout(side[i].dt, side[i].count);
+        const size_t bytes = data_bytes(side[i].dt, side[i].count);
+        int rc =
+            pack ? ompi_osc_fabric_stream_init_packed(&w->s[w->started], side[i].dt, side[i].count,
+                                                      side[i].base, bytes < kWalkChunk ? bytes : kWalkChunk)
+                 : ompi_osc_fabric_stream_init(&w->s[w->started], side[i].dt, side[i].count, side[i].base);
+        w->started++; /* finished even when its preparation failed */
+        if (OPAL_SUCCESS != rc) return OSCF_ERR_INTERNAL;
+        if (side[i].slot) *side[i].slot = w->started - 1;
+    }
+    return OSCF_OK;
+}
+
+/* oscf_acc_source's next: the longest stretch contiguous on every side. */
+static int walk_next(void *arg, oscf_acc_segment *seg)
+{
+    acc_walk *w = arg;
+    if (0 == w->started) {
+        int rc = walk_start(w);
+        if (OSCF_OK != rc) return rc;
+    }
+    size_t step = SIZE_MAX;
+    for (int i = 0; i < w->nsides; i++) {
+        ompi_osc_fabric_stream *s = &w->s[i];
+        if (0 == s->left) {
+            int more = ompi_osc_fabric_stream_refill(s);
+            if (more < 0) return OSCF_ERR_INTERNAL;
+            if (0 == more) return 0; /* the sides hold the same bytes: all end together */
+        }
+        if (s->left < step) step = s->left;
+    }
+    if (step & w->unit_mask) { /* every single-value type's size is a power of 2 */
+        LOG("a datatype splits an element (%zu-byte piece)", step);
+        return OSCF_ERR_TYPE;
+    }
+    *seg = (oscf_acc_segment){
+        .origin = w->origin_side < 0 ? NULL : w->s[w->origin_side].at,
+        .result = w->result_side < 0 ? NULL : w->s[w->result_side].at,
+        .target_offset = (int64_t)(intptr_t)w->s[0].at,
+        .count = step >> w->unit_shift,
+    };
+    for (int i = 0; i < w->nsides; i++) {
+        w->s[i].at += step;
+        w->s[i].left -= step;
+    }
+    return 1;
+}
+
+static int run_walk(void *arg, const oscf_notify *notify)
+{
+    acc_walk *w = arg;
+    const oscf_acc_source src = {.next = walk_next, .arg = w};
+    int served = 0;
+    int rc =
+        oscf_win_accumulate_direct(ompi_osc_fabric_win(w->win), w->target, w->type, w->op, w->target_disp,
+                                   w->span_lo, w->span_len, NULL != w->result_dt, &src, notify, &served);
+    for (int i = 0; i < w->started; i++) ompi_osc_fabric_stream_fini(&w->s[i]);
+    if (served) return ompi_osc_fabric_status(rc);
+    /* Not a peer whose updates of this type we apply (native atomics carry the type). */
+    acc_args a;
+    rc = prepare(&a, w->origin_addr, w->origin_count, w->origin_dt, w->result_addr, w->result_count,
+                 w->result_dt, w->target, w->target_disp, w->target_count, w->target_dt, w->mpi_op, w->win);
+    if (OMPI_SUCCESS != rc) return rc;
+    rc = run(&a, notify);
+    release(&a);
+    return rc;
+}
+
+static bool same_bytes(ompi_datatype_t *dt, int count, oscf_type t, size_t bytes)
+{
+    oscf_type st;
+    return OMPI_SUCCESS == ompi_osc_fabric_element_type(dt, &st) && st == t && data_bytes(dt, count) == bytes;
+}
+
+/* Fills w and returns true when the call can be walked: a derived datatype on some
+ * side, all built from one single-value type (pair types keep the general path, which
+ * regroups their holes), the same bytes on every side, to a peer whose memory we map.
+ * Anything else, errors included, goes to the general path, which reports them. */
+static bool walk_wanted(acc_walk *w, oscf_direct_view *direct, const void *origin_addr, int origin_count,
+                        ompi_datatype_t *origin_dt, void *result_addr, int result_count,
+                        ompi_datatype_t *result_dt, int target, ptrdiff_t target_disp, int target_count,
+                        ompi_datatype_t *target_dt, ompi_op_t *op, struct ompi_win_t *win)
+{
+    if (NULL == direct || !oscf_direct_mapped(direct, target) ||
+        OMPI_SUCCESS != ompi_osc_fabric_map_op(op, &w->op) ||
+        OMPI_SUCCESS != ompi_osc_fabric_element_type(target_dt, &w->type) || w->type >= OSCF_TYPE_FLOAT_INT ||
+        OMPI_SUCCESS != check_byte_op(target_dt, w->op) ||
+        !ompi_osc_fabric_span(target_dt, target_count, &w->span_lo, &w->span_len))
+        return false;
+    const size_t bytes = data_bytes(target_dt, target_count);
+    const bool with_origin = OSCF_OP_NO_OP != w->op;
+    if ((with_origin && !same_bytes(origin_dt, origin_count, w->type, bytes)) ||
+        (NULL != result_dt && !same_bytes(result_dt, result_count, w->type, bytes)))
+        return false;
+    /* One block on every side is one segment: the general path's shortest road. */
+    if (ompi_datatype_is_contiguous_memory_layout(target_dt, target_count) &&
+        (!with_origin || ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count)) &&
+        (NULL == result_dt || ompi_datatype_is_contiguous_memory_layout(result_dt, result_count)))
+        return false;
+    *w = (acc_walk){.origin_addr = origin_addr,
+                    .origin_count = origin_count,
+                    .result_count = result_count,
+                    .target_count = target_count,
+                    .origin_dt = origin_dt,
+                    .result_dt = result_dt,
+                    .target_dt = target_dt,
+                    .result_addr = result_addr,
+                    .mpi_op = op,
+                    .win = win,
+                    .target = target,
+                    .target_disp = target_disp,
+                    .type = w->type,
+                    .op = w->op,
+                    .span_lo = w->span_lo,
+                    .span_len = w->span_len,
+                    .nsides = 1 + with_origin + (NULL != result_dt),
+                    .origin_side = -1,
+                    .result_side = -1,
+                    .unit_shift = (unsigned)__builtin_ctzl(oscf_type_size(w->type)),
+                    .unit_mask = oscf_type_size(w->type) - 1};
+    return true;
+}
+
 /* prepare, run (directly or as a request), release. */
 static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt,
                       void *result_addr, int result_count, ompi_datatype_t *result_dt, int target,
@@ -465,6 +631,11 @@ static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t
         a.segs = a.inline_segs;
         return NULL == request ? run(&a, NULL) : ompi_osc_fabric_request_start(win, target, run, &a, request);
     }
+    acc_walk w;
+    if (walk_wanted(&w, direct, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
+                    target, target_disp, target_count, target_dt, op, win))
+        return NULL == request ? run_walk(&w, NULL)
+                               : ompi_osc_fabric_request_start(win, target, run_walk, &w, request);
     acc_layout l;
     if (NULL == result_dt &&
         !(ompi_datatype_is_predefined(origin_dt) && ompi_datatype_is_predefined(target_dt)) &&

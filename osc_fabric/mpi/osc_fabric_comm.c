@@ -116,15 +116,13 @@ static bool direct_copy_of(direct_copy *c, bool is_put, const void *origin_addr,
     size_t osize = 0, tsize = 0;
     ompi_datatype_type_size(origin_dt, &osize);
     ompi_datatype_type_size(target_dt, &tsize);
-    ptrdiff_t lb = 0, extent = 0, tlb = 0, textent = 0;
-    ompi_datatype_get_extent(target_dt, &lb, &extent);
-    ompi_datatype_get_true_extent(target_dt, &tlb, &textent);
+    ptrdiff_t tlb = 0;
+    size_t span = 0;
     /* Mismatched or empty calls take the general path, which reports or skips them. */
-    if (MPI_PROC_NULL == target || origin_count <= 0 || target_count <= 0 || 0 == tsize ||
-        osize * (size_t)origin_count != tsize * (size_t)target_count || extent < 0 || textent < 0)
+    if (MPI_PROC_NULL == target || origin_count <= 0 || 0 == tsize ||
+        osize * (size_t)origin_count != tsize * (size_t)target_count ||
+        !ompi_osc_fabric_span(target_dt, target_count, &tlb, &span))
         return false;
-    /* Every byte the target datatype touches, from its true lower bound. */
-    const size_t span = (size_t)(target_count - 1) * (size_t)extent + (size_t)textent;
     void *where = NULL;
     *rc = ompi_osc_fabric_status(
         oscf_win_direct_span(ompi_osc_fabric_win(win), target, target_disp, tlb, span, is_put, &where));

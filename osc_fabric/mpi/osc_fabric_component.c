@@ -95,7 +95,7 @@ static int component_register(void)
         v, "node_direct",
         "Reach peers on the same node directly: MPI_Win_allocate and MPI_Win_allocate_shared "
         "memory and every window's lock and synchronization words live in shared memory, and "
-        "puts, gets, accumulates and locks to on-node peers are loads, stores and CPU atomics "
+        "puts, gets, accumulates and locks to on-node peers are loads and stores under shared locks "
         "with no message. Off: on-node peers go through libfabric like any other, for "
         "comparison (perf/README.md has both)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY, &c->node_direct);

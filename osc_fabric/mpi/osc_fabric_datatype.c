@@ -57,30 +57,101 @@ int ompi_osc_fabric_pieces_one(void *base, size_t len, ompi_osc_fabric_pieces *o
     return push(out, base, len);
 }
 
+bool ompi_osc_fabric_span(ompi_datatype_t *dt, int count, ptrdiff_t *lo, size_t *len)
+{
+    ptrdiff_t lb = 0, extent = 0, tlb = 0, textent = 0;
+    ompi_datatype_get_extent(dt, &lb, &extent);
+    ompi_datatype_get_true_extent(dt, &tlb, &textent);
+    if (count <= 0 || extent < 0 || textent < 0) return false;
+    *lo = tlb;
+    *len = (size_t)(count - 1) * (size_t)extent + (size_t)textent;
+    return true;
+}
+
+int ompi_osc_fabric_stream_init(ompi_osc_fabric_stream *s, ompi_datatype_t *dt, int count, const void *base)
+{
+    OBJ_CONSTRUCT(&s->conv, opal_convertor_t);
+    s->n = s->i = 0;
+    s->done = 0;
+    s->at = NULL;
+    s->left = 0;
+    s->chunk = NULL;
+    s->chunk_len = 0;
+    return opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, (size_t)count, base,
+                                                    0, &s->conv);
+}
+
+int ompi_osc_fabric_stream_init_packed(ompi_osc_fabric_stream *s, ompi_datatype_t *dt, int count,
+                                       const void *base, size_t chunk_len)
+{
+    int rc = ompi_osc_fabric_stream_init(s, dt, count, base);
+    if (OPAL_SUCCESS != rc) return rc;
+    s->chunk = malloc(chunk_len);
+    s->chunk_len = chunk_len;
+    return NULL == s->chunk ? OMPI_ERR_OUT_OF_RESOURCE : OPAL_SUCCESS;
+}
+
+void ompi_osc_fabric_stream_fini(ompi_osc_fabric_stream *s)
+{
+    free(s->chunk);
+    s->chunk = NULL;
+    OBJ_DESTRUCT(&s->conv);
+}
+
+/* The next chunk of a packed stream. */
+static int refill_packed(ompi_osc_fabric_stream *s)
+{
+    if (s->done) return 0;
+    struct iovec iov = {.iov_base = s->chunk, .iov_len = s->chunk_len};
+    uint32_t n = 1;
+    size_t max_data = s->chunk_len;
+    int done = opal_convertor_pack(&s->conv, &iov, &n, &max_data);
+    if (done < 0) return OMPI_ERROR;
+    s->done = done;
+    s->at = s->chunk;
+    s->left = max_data;
+    return 0 == max_data ? 0 : 1;
+}
+
+int ompi_osc_fabric_stream_refill(ompi_osc_fabric_stream *s)
+{
+    if (NULL != s->chunk) return refill_packed(s);
+    while (0 == s->left) {
+        if (s->i == s->n) {
+            if (s->done) return 0;
+            uint32_t n = sizeof(s->iov) / sizeof(s->iov[0]);
+            size_t max_data = 0;
+            int done = opal_convertor_raw(&s->conv, s->iov, &n, &max_data);
+            if (done < 0 || (0 == n && 0 == done)) return OMPI_ERROR; /* no piece and not finished */
+            s->done = done;
+            s->n = n;
+            s->i = 0;
+            continue;
+        }
+        s->at = s->iov[s->i].iov_base;
+        s->left = s->iov[s->i++].iov_len;
+        /* Pieces that touch are one: fewer, larger segments. */
+        while (s->i < s->n && s->at + s->left == (char *)s->iov[s->i].iov_base)
+            s->left += s->iov[s->i++].iov_len;
+    }
+    return 1;
+}
+
 /* Calls piece(arg, base, len) for each contiguous piece of (dt, count) at base, in
  * order, until it returns something other than OMPI_SUCCESS; a positive value stops
  * the walk without an error. */
 typedef int (*piece_fn)(void *arg, char *base, size_t len);
 static int each_raw_piece(ompi_datatype_t *dt, int count, const void *base, piece_fn piece, void *arg)
 {
-    opal_convertor_t conv;
-    OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    int rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, (size_t)count,
-                                                      base, 0, &conv);
-    int done = 0;
-    while (OMPI_SUCCESS == rc && !done) {
-        struct iovec iov[32];
-        uint32_t n = 32;
-        size_t max_data = 0;
-        done = opal_convertor_raw(&conv, iov, &n, &max_data);
-        if (done < 0) {
-            rc = OMPI_ERROR;
-            break;
-        }
-        for (uint32_t i = 0; OMPI_SUCCESS == rc && i < n; i++)
-            rc = piece(arg, iov[i].iov_base, iov[i].iov_len);
+    ompi_osc_fabric_stream s;
+    int rc = ompi_osc_fabric_stream_init(&s, dt, count, base);
+    int more = 0;
+    while (OMPI_SUCCESS == rc && (more = ompi_osc_fabric_stream_fill(&s)) > 0) {
+        rc = piece(arg, s.at, s.left);
+        s.left = 0;
     }
-    OBJ_DESTRUCT(&conv);
+    ompi_osc_fabric_stream_fini(&s);
+    if (more < 0) return more;
     return rc > 0 ? OMPI_SUCCESS : rc;
 }
 

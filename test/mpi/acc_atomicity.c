@@ -15,7 +15,7 @@
  *      bits where the type has them) if the location holds 0.  Exactly one
  *      rank fetches 0 (the winner); every other rank fetches the winner's
  *      value; the location ends with the winner's value.
- *   4. Types no CPU atomic covers, and a misaligned element: every rank adds
+ *   4. Types no CPU instruction updates, and a misaligned element: every rank adds
  *      1 K_WIDE times to a long double, (1, 2) to a double complex and 1 to
  *      an int64_t at a displacement that is not a multiple of 8, and
  *      fetches-and-adds 1 K_WIDE times on a second long double. Sums are

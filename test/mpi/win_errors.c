@@ -250,6 +250,18 @@ static void range_errors(const etest *e)
         EXPECT_CLASS(MPI_Put(out, 8, MPI_BYTE, t, end, 8, MPI_BYTE, e->win), MPI_ERR_RMA_RANGE, t);
         EXPECT_CLASS(MPI_Put(out, 9, MPI_BYTE, t, end - 1, 9, MPI_BYTE, e->win), MPI_ERR_RMA_RANGE, t);
         EXPECT_CLASS(MPI_Get(in, 9, MPI_BYTE, t, end - 1, 9, MPI_BYTE, e->win), MPI_ERR_RMA_RANGE, t);
+        /* Derived datatypes whose second piece lies past the end (on-node, accumulates
+         * walk the layouts as they apply them: the whole span is checked first). */
+        MPI_Datatype strided;
+        CHECK_MPI(MPI_Type_vector(2, 1, 2, MPI_INT64_T, &strided));
+        CHECK_MPI(MPI_Type_commit(&strided));
+        EXPECT_CLASS(MPI_Accumulate(out, 2, MPI_INT64_T, t, end - 1, 1, strided, MPI_SUM, e->win),
+                     MPI_ERR_RMA_RANGE, t);
+        EXPECT_CLASS(MPI_Get_accumulate(out, 2, MPI_INT64_T, in, 2, MPI_INT64_T, t, end - 1, 1, strided,
+                                        MPI_SUM, e->win),
+                     MPI_ERR_RMA_RANGE, t);
+        EXPECT_CLASS(MPI_Put(out, 2, MPI_INT64_T, t, end - 1, 1, strided, e->win), MPI_ERR_RMA_RANGE, t);
+        MPI_Type_free(&strided);
         ROUNDTRIP(e, t, true, "out-of-range accesses");
 
         memset(in, 0xEE, sizeof in);
