@@ -323,16 +323,44 @@ int ompi_osc_fabric_cut(ompi_osc_fabric_pieces *const sides[], int nsides, size_
 typedef struct origin_packer {
     opal_convertor_t conv;
     ompi_datatype_t *dt;
+    /* The convertor packs whole basic elements only, but the engine cuts its messages
+     * where the target's pieces and its room say (engine/run_cursor.h), which may fall
+     * inside one of the origin's elements: such an element is packed here and handed
+     * out in two parts. Larger than any basic element (32 bytes). */
+    unsigned char carry[64];
+    size_t carry_at, carry_len;
 } origin_packer;
 
 static int pack_next(void *arg, void *dst, size_t len)
 {
     origin_packer *p = arg;
-    struct iovec iov = {.iov_base = dst, .iov_len = len};
-    uint32_t n = 1;
-    size_t max_data = len;
-    int rc = opal_convertor_pack(&p->conv, &iov, &n, &max_data);
-    return rc < 0 || max_data != len ? OSCF_ERR_INTERNAL : OSCF_OK;
+    unsigned char *out = dst;
+    while (len > 0) {
+        if (p->carry_at < p->carry_len) {
+            size_t n = p->carry_len - p->carry_at < len ? p->carry_len - p->carry_at : len;
+            memcpy(out, p->carry + p->carry_at, n);
+            p->carry_at += n;
+            out += n;
+            len -= n;
+            continue;
+        }
+        struct iovec iov = {.iov_base = out, .iov_len = len};
+        uint32_t n = 1;
+        size_t max_data = len;
+        if (opal_convertor_pack(&p->conv, &iov, &n, &max_data) < 0) return OSCF_ERR_INTERNAL;
+        out += max_data;
+        len -= max_data;
+        if (0 == len) break;
+        /* The next element does not fit whole: through the carry. */
+        iov = (struct iovec){.iov_base = p->carry, .iov_len = sizeof(p->carry)};
+        n = 1;
+        max_data = sizeof(p->carry);
+        if (opal_convertor_pack(&p->conv, &iov, &n, &max_data) < 0 || 0 == max_data)
+            return OSCF_ERR_INTERNAL; /* nothing left: asked for more than the datatype holds */
+        p->carry_at = 0;
+        p->carry_len = max_data;
+    }
+    return OSCF_OK;
 }
 
 static int unpack_all(void *arg, const void *src, size_t len)
@@ -357,6 +385,7 @@ int ompi_osc_fabric_packer(ompi_datatype_t *dt, int count, const void *base, boo
 {
     origin_packer *p = malloc(sizeof(*p));
     if (NULL == p) return OMPI_ERR_OUT_OF_RESOURCE;
+    p->carry_at = p->carry_len = 0;
     OBJ_CONSTRUCT(&p->conv, opal_convertor_t);
     p->dt = dt;
     OBJ_RETAIN(p->dt);
