@@ -141,11 +141,17 @@ int oscf_win::send_request(Peer &p, AmHeader &h, OpScope &scope, char *result, s
     return OSCF_OK;
 }
 
+// MPI's rule for (op, type) (atomic_types.h), as every accumulate entry point reports it.
+int oscf_win::check_reduction(oscf_op op, oscf_type type) {
+    if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type))
+        return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
+    return OSCF_OK;
+}
+
 int oscf_win::accumulate_direct(Guard &lk, int target, oscf_type type, oscf_op op, int64_t disp,
                                 int64_t span_offset, size_t span_len, bool fetching,
                                 const oscf_acc_source &src, const oscf_notify *notify, int *served) {
-    if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type))
-        return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
+    if (int rc = check_reduction(op, type)) return rc;
     const char *what = fetching ? "get_accumulate" : "accumulate";
     int rc = check_target(target);
     if (rc || acc_route(peer(target), target, type) != AccRoute::direct) return rc;
@@ -163,16 +169,16 @@ int oscf_win::accumulate_direct(Guard &lk, int target, oscf_type type, oscf_op o
 
 int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
                          oscf_op op, int64_t disp, const oscf_notify *notify) {
-    if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type))
-        return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
-    int rc = check_target(target);
+    int rc = check_reduction(op, type);
+    if (!rc) rc = check_target(target);
     if (!rc && notify) rc = check_request_epoch(target, "accumulate");
     if (rc) return rc;
     OpScope scope(peer(target).acc, notify);
     // Nothing to move is still an access: it must be inside an epoch, and a request
     // for it completes at once.
     if (n == 0) return finish(lk, scope, begin_access(lk, target, "accumulate"));
-    if (n > 1 && acc_route(peer(target), target, type) == AccRoute::direct)
+    // A peer whose memory we map: every segment checked, then applied (route.cpp).
+    if (acc_route(peer(target), target, type) == AccRoute::direct)
         return finish(lk, scope, direct_accumulate_all(lk, target, segs, n, type, op, disp));
     for (size_t i = 0; i < n && rc == OSCF_OK; ++i) {
         const oscf_acc_segment &sg = segs[i];
@@ -210,8 +216,7 @@ int oscf_win::straddle_error(const char *what, const Where &w, size_t size) {
 int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *result, size_t count,
                               oscf_type type, oscf_op op, const Where &w, OpScope &scope) {
     Peer &p = peer(target);
-    const AccRoute route = acc_route(p, target, type);
-    if (route == AccRoute::direct) return direct_accumulate_apply(lk, p, origin, result, count, type, op, w);
+    const AccRoute route = acc_route(p, target, type);  // never direct: accumulate() took that road
     // Emulated updates to ourselves are applied here, under the same engine lock the
     // handler for remote origins holds: that is what makes them atomic with each other.
     if (route == AccRoute::here) {

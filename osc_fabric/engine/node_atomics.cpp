@@ -8,7 +8,6 @@
 
 #include "atomic_types.h"
 #include "reduce_ops.h"
-#include "window_blob.h"
 
 namespace oscf {
 namespace {
@@ -78,7 +77,7 @@ bool visit_number(oscf_type t, F f) {
 }
 
 One one_at(const SharedWindow &w, uint64_t offset) {
-    return {w.mem + offset, AccumulateLock(w.stripes + offset / kAccStripeBytes % kAccStripes)};
+    return {w.mem + offset, AccumulateLock(w.lock_of(offset))};
 }
 
 }  // namespace
@@ -114,7 +113,7 @@ void NodeUpdates::each_stripe(uint64_t offset, size_t count, F f) {
         const uint64_t stripe = at / kAccStripeBytes;
         const uint64_t next = (stripe + 1) * kAccStripeBytes;
         const size_t n = std::min<size_t>(count - first, (next - at + size_ - 1) / size_);
-        uint64_t *word = w_.stripes + stripe % kAccStripes;
+        uint64_t *word = w_.lock_of(at);
         if (word != held_) {
             finish();
             AccumulateLock(word).lock();

@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "osc_fabric/engine.h"
+#include "window_blob.h"
 
 namespace oscf {
 
@@ -44,6 +45,9 @@ private:
 struct SharedWindow {
     char *mem;
     uint64_t *stripes;
+    // The lock of the element whose first byte is at offset: window_blob.h's map, which
+    // every process updating this memory follows.
+    uint64_t *lock_of(uint64_t offset) const { return stripes + offset / kAccStripeBytes % kAccStripes; }
 };
 
 // The updates of one call, segment after segment: the stripe lock taken last stays
@@ -67,8 +71,8 @@ public:
     void finish();  // releases the lock held
 
 private:
-    // f(at, first, n) for the elements [first, first + n) that start in one stripe,
-    // stripe after stripe, that stripe's lock held.
+    // f(at, skip, n) for the n elements at byte offset at that start in one stripe,
+    // skip bytes into the call's operands, stripe after stripe, that stripe's lock held.
     template <class F>
     void each_stripe(uint64_t offset, size_t count, F f);
     SharedWindow w_;

@@ -130,20 +130,9 @@ int oscf_win::direct_ready(Guard &lk, Peer &p) {
     return wait_idle(lk, p.acc);
 }
 
-int oscf_win::direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
-                                      oscf_type type, oscf_op op, const Where &w) {
-    int rc = direct_ready(lk, p);
-    if (rc) return rc;
-    node_accumulate(p.node.shared(), w.am_offset, op, type, origin, result, count);
-    offer_direct(rank_of(p));
-    ++stats.direct_atomics;
-    stats.direct_bytes += count * type_size(type);
-    return OSCF_OK;
-}
-
-// All segments of one accumulate (a derived datatype's pieces) to a peer reached
-// directly: the epoch, grant and ordering checks once for the call, every segment in
-// range and with its data before anything changes, then the updates.
+// All segments of one accumulate (one, or a derived datatype's pieces) to a peer
+// reached directly: the epoch, grant and ordering checks once for the call, every
+// segment in range and with its data before anything changes, then the updates.
 int oscf_win::direct_accumulate_all(Guard &lk, int target, const oscf_acc_segment *segs, size_t n,
                                     oscf_type type, oscf_op op, int64_t disp) {
     const char *what = segs[0].result ? "get_accumulate" : "accumulate";

@@ -96,6 +96,7 @@ struct oscf_win {
     // accumulate.cpp
     int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type, oscf_op op,
                    int64_t disp, const oscf_notify *notify);
+    int check_reduction(oscf_op op, oscf_type type);
     int accumulate_direct(Guard &lk, int target, oscf_type type, oscf_op op, int64_t disp,
                           int64_t span_offset, size_t span_len, bool fetching, const oscf_acc_source &src,
                           const oscf_notify *notify, int *served);
@@ -261,8 +262,6 @@ private:
                               oscf_op op, int64_t disp);
     int direct_accumulate_each(Guard &lk, int target, oscf_type type, oscf_op op, int64_t disp,
                                const oscf_acc_source &src);
-    int direct_accumulate_apply(Guard &lk, Peer &p, const char *origin, char *result, size_t count,
-                                oscf_type type, oscf_op op, const Where &w);
     int direct_swap(Guard &lk, Peer &p, const Swap &sw, const Where &w);
     uint64_t direct_word(Peer &p, uint64_t offset, bool cas, uint64_t operand, uint64_t compare);
     void direct_store_word(Peer &p, uint64_t offset, uint64_t value);
