@@ -233,8 +233,8 @@ bool ompi_osc_fabric_span(struct ompi_datatype_t *dt, int count, ptrdiff_t *lo, 
  * a call together when their pieces are too many to hold. fill makes (at, left) the
  * rest of the current piece (touching pieces merged), refilled when left is 0: 1 with
  * a piece, 0 at the end, an OMPI error. The caller consumes by advancing at and left.
- * A packed stream (init_packed) gives the data instead, packed by the convertor into
- * chunks of its own buffer: one piece per chunk, for a side that is only read. */
+ * A packed stream (init_packed) gives the data instead, packed (ompi_osc_fabric_packer)
+ * into chunks of its own buffer: one piece per chunk, for a side that is only read. */
 typedef struct ompi_osc_fabric_stream {
     opal_convertor_t conv;
     struct iovec iov[32];
@@ -244,6 +244,8 @@ typedef struct ompi_osc_fabric_stream {
     size_t left;
     char *chunk; /* packed streams: their buffer, chunk_len bytes; else NULL */
     size_t chunk_len;
+    size_t unpacked; /* packed streams: the bytes still to pack */
+    oscf_packer packer;
 } ompi_osc_fabric_stream;
 int ompi_osc_fabric_stream_init(ompi_osc_fabric_stream *s, struct ompi_datatype_t *dt, int count,
                                 const void *base);

@@ -508,13 +508,10 @@ static int walk_next(void *arg, oscf_acc_segment *seg)
     }
     size_t step = SIZE_MAX;
     for (int i = 0; i < w->nsides; i++) {
-        ompi_osc_fabric_stream *s = &w->s[i];
-        if (0 == s->left) {
-            int more = ompi_osc_fabric_stream_refill(s);
-            if (more < 0) return OSCF_ERR_INTERNAL;
-            if (0 == more) return 0; /* the sides hold the same bytes: all end together */
-        }
-        if (s->left < step) step = s->left;
+        const int more = ompi_osc_fabric_stream_fill(&w->s[i]);
+        if (more < 0) return OSCF_ERR_INTERNAL;
+        if (0 == more) return 0; /* the sides hold the same bytes: all end together */
+        if (w->s[i].left < step) step = w->s[i].left;
     }
     if (step & w->unit_mask) { /* every single-value type's size is a power of 2 */
         LOG("a datatype splits an element (%zu-byte piece)", step);

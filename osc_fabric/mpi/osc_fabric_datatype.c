@@ -68,7 +68,7 @@ bool ompi_osc_fabric_span(ompi_datatype_t *dt, int count, ptrdiff_t *lo, size_t 
     return true;
 }
 
-int ompi_osc_fabric_stream_init(ompi_osc_fabric_stream *s, ompi_datatype_t *dt, int count, const void *base)
+static void stream_clear(ompi_osc_fabric_stream *s)
 {
     OBJ_CONSTRUCT(&s->conv, opal_convertor_t);
     s->n = s->i = 0;
@@ -76,7 +76,12 @@ int ompi_osc_fabric_stream_init(ompi_osc_fabric_stream *s, ompi_datatype_t *dt, 
     s->at = NULL;
     s->left = 0;
     s->chunk = NULL;
-    s->chunk_len = 0;
+    s->chunk_len = s->unpacked = 0;
+}
+
+int ompi_osc_fabric_stream_init(ompi_osc_fabric_stream *s, ompi_datatype_t *dt, int count, const void *base)
+{
+    stream_clear(s);
     return opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, (size_t)count, base,
                                                     0, &s->conv);
 }
@@ -84,33 +89,40 @@ int ompi_osc_fabric_stream_init(ompi_osc_fabric_stream *s, ompi_datatype_t *dt, 
 int ompi_osc_fabric_stream_init_packed(ompi_osc_fabric_stream *s, ompi_datatype_t *dt, int count,
                                        const void *base, size_t chunk_len)
 {
-    int rc = ompi_osc_fabric_stream_init(s, dt, count, base);
-    if (OPAL_SUCCESS != rc) return rc;
-    s->chunk = malloc(chunk_len);
+    stream_clear(s);
+    size_t size = 0;
+    ompi_datatype_type_size(dt, &size);
+    s->unpacked = size * (size_t)count;
+    char *chunk = malloc(chunk_len);
+    if (NULL == chunk) return OMPI_ERR_OUT_OF_RESOURCE;
+    int rc = ompi_osc_fabric_packer(dt, count, base, true, &s->packer);
+    if (OMPI_SUCCESS != rc) {
+        free(chunk);
+        return rc;
+    }
+    s->chunk = chunk; /* from here on fini releases the packer */
     s->chunk_len = chunk_len;
-    return NULL == s->chunk ? OMPI_ERR_OUT_OF_RESOURCE : OPAL_SUCCESS;
+    return OPAL_SUCCESS;
 }
 
 void ompi_osc_fabric_stream_fini(ompi_osc_fabric_stream *s)
 {
+    if (NULL != s->chunk) s->packer.release(s->packer.arg);
     free(s->chunk);
     s->chunk = NULL;
     OBJ_DESTRUCT(&s->conv);
 }
 
-/* The next chunk of a packed stream. */
+/* The next chunk of a packed stream, by the same packer as the layout forms'. */
 static int refill_packed(ompi_osc_fabric_stream *s)
 {
-    if (s->done) return 0;
-    struct iovec iov = {.iov_base = s->chunk, .iov_len = s->chunk_len};
-    uint32_t n = 1;
-    size_t max_data = s->chunk_len;
-    int done = opal_convertor_pack(&s->conv, &iov, &n, &max_data);
-    if (done < 0) return OMPI_ERROR;
-    s->done = done;
+    const size_t n = s->unpacked < s->chunk_len ? s->unpacked : s->chunk_len;
+    if (0 == n) return 0;
+    if (OSCF_OK != s->packer.pack(s->packer.arg, s->chunk, n)) return OMPI_ERROR;
+    s->unpacked -= n;
     s->at = s->chunk;
-    s->left = max_data;
-    return 0 == max_data ? 0 : 1;
+    s->left = n;
+    return 1;
 }
 
 int ompi_osc_fabric_stream_refill(ompi_osc_fabric_stream *s)
