@@ -5,9 +5,10 @@
  *
  * A window's view has one entry per rank. An entry is open while its epoch equals the
  * view's. The engine opens an entry (engine/direct_view.cpp) at the end of a call that
- * took the direct road to that peer, or flushed it, when nothing else to the peer is
- * outstanding and the epoch allows access; every other engine call on the window
- * closes all entries at once by moving the view's epoch. So an open entry says: since
+ * took the direct road to that peer, or flushed it, or locked it, when nothing else to
+ * the peer is outstanding and the epoch allows access; a fast unlock closes its peer's
+ * entry, and every other engine call on the window closes all entries at once by
+ * moving the view's epoch. So an open entry says: since
  * the engine last looked, only direct operations went to this peer, the epoch is the
  * one it checked, and puts, gets, flushes and accumulates of types the node updates
  * itself (not native fabric atomics) may skip the

@@ -15,8 +15,10 @@ static_assert(OSCF_OP_COUNT <= 32, "fast_ops_ has one bit per op");
 void oscf_win::init_direct_view() {
     view_on_ = has_direct_memory_ && flavor_ != OSCF_FLAVOR_DYNAMIC && progress().mutex().single_thread();
     view_peers_.assign(static_cast<size_t>(size_), oscf_direct_peer{});
+    view_lock_words_.assign(static_cast<size_t>(size_), nullptr);
     for (int r = 0; r < size_; ++r) {
-        const Peer &p = peer(r);
+        Peer &p = peer(r);
+        if (view_on_ && direct_words(p)) view_lock_words_[static_cast<size_t>(r)] = lock_word_of(p);
         if (!direct_memory(p)) continue;
         view_peers_[static_cast<size_t>(r)] = {0, p.node.mem(), p.node.mem_size(), p.disp_unit};
     }
@@ -44,10 +46,18 @@ void oscf_win::init_direct_view() {
 void oscf_win::settle_direct_view() {
     const int t = std::exchange(view_candidate_, -1);
     if (!view_on_) return;
-    if ((lock_all_ || locks_held_) && all_ops_.idle() && !all_ops_.failures && all_ops_.error == OSCF_OK &&
-        batched_.empty())
+    mark_quiet();
+    if (t >= 0 && t < size_) open_direct_entry(t);
+}
+
+// The quiet mark: a passive-target epoch, and nothing in flight or waiting anywhere.
+void oscf_win::mark_quiet() {
+    if (view_.quiet != view_.epoch && (lock_all_ || locks_held_) && all_ops_.idle() && !all_ops_.failures &&
+        all_ops_.error == OSCF_OK && batched_.empty())
         view_.quiet = view_.epoch;
-    if (t < 0 || t >= size_) return;
+}
+
+void oscf_win::open_direct_entry(int t) {
     Peer &p = peer(t);
     if (!may_access(t) || !direct_memory(p) || !p.ops.idle() || p.ops.failures || p.ops.error != OSCF_OK ||
         !p.batch.empty() || !batched_.empty())

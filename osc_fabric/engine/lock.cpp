@@ -57,6 +57,8 @@
 // earlier lock ungranted, and its unlock once the epoch left nothing in flight, are the
 // same steps without the engine's call overhead: the MPI layer asks fast_lock and
 // fast_unlock first (direct_view.h), and anything else takes lock() and unlock().
+// They touch only their own peer's view entry (and the window's quiet mark), so the
+// other targets of a multi-target epoch stay on the fast road.
 //
 #include <rdma/fi_atomic.h>
 
@@ -90,6 +92,15 @@ constexpr Claim kClaims[] = {
 // What a release adds. Constant operands: the fabric may read them until the update
 // completes.
 const uint64_t kUndo[] = {~uint64_t{0}, uint64_t{0} - kExclusive, ~uint64_t{0}, uint64_t{0} - kGateAll};
+
+// A hold on a word this process changes with CPU atomics (its own, or an on-node
+// peer's): false, undone, on a conflict.
+bool take_word(uint64_t *word, const Claim &c) {
+    if (c.cas) return word_compare_swap(word, 0, c.add) == 0;
+    if ((word_fetch_add(word, c.add) & c.conflict) == 0) return true;
+    word_fetch_add(word, uint64_t{0} - c.add);
+    return false;
+}
 }  // namespace
 
 int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
@@ -305,15 +316,14 @@ void oscf_win::count_lock_wait(std::chrono::steady_clock::time_point since) {
 }
 
 // A hold on a word of our own WindowState, taken as acquire() takes one remotely but
-// with a CPU atomic (on-node peers change these words that way too): false, undone,
-// on a conflict.
+// with a CPU atomic (on-node peers change these words that way too).
 bool oscf_win::take_own(Hold hold) {
     const Claim &c = kClaims[static_cast<int>(hold)];
-    uint64_t *word = own_word(c.offset);
-    if (c.cas) return word_compare_swap(word, 0, c.add) == 0;
-    if ((word_fetch_add(word, c.add) & c.conflict) == 0) return true;
-    word_fetch_add(word, uint64_t{0} - c.add);
-    return false;
+    return take_word(own_word(c.offset), c);
+}
+
+uint64_t *oscf_win::lock_word_of(Peer &p) {
+    return p.node.word(kLockWordOffset);
 }
 
 void oscf_win::drop_own(Hold hold) {
@@ -400,17 +410,22 @@ void oscf_win::begin_lock(Peer &p, bool exclusive, bool acquired) {
 // MPI_Win_lock(MPI_LOCK_SHARED) from the direct view (direct_view.h): lock()'s steps
 // when none of its checks can fail and the peer's lock word is a CPU atomic that is
 // free, without the engine's call overhead. False: nothing changed, call lock().
+// Other peers' view entries stay open: a lock taken here sends nothing and leaves
+// nothing in flight, which is all an open entry promises.
 bool oscf_win::fast_lock(int target, bool exclusive, int assert_bits) {
-    if (!view_on_ || exclusive || target < 0 || target >= size_ || !view_call_due()) return false;
-    Peer &p = peer(target);
-    const bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
-    if (lock_all_ || pscw_access_ || fence_open_ || p.lock.held() ||
-        (!nocheck && (ungranted_ >= 0 || !direct_words(p))))
+    if (exclusive || static_cast<unsigned>(target) >= static_cast<unsigned>(size_) || !view_on_ ||
+        !view_call_due())
         return false;
-    Guard lk(progress().mutex());
-    bool taken = nocheck;
-    if (!nocheck && (try_hold(lk, p, Hold::shared, &taken) != OSCF_OK || !taken)) return false;
-    close_direct_view();
+    const bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
+    uint64_t *word = view_lock_words_[static_cast<size_t>(target)];
+    Peer &p = peer(target);
+    if (lock_all_ || pscw_access_ || fence_open_ || p.lock.held() || (!nocheck && (ungranted_ >= 0 || !word)))
+        return false;
+    if (!nocheck) {
+        ++stats.lock_attempts;
+        ++stats.direct_words;
+        if (!take_word(word, kClaims[static_cast<int>(Hold::shared)])) return false;  // lock() waits for it
+    }
     begin_lock(p, false, !nocheck);
     settle_direct_view();
     return true;
@@ -419,17 +434,25 @@ bool oscf_win::fast_lock(int target, bool exclusive, int assert_bits) {
 // MPI_Win_unlock of a shared lock whose peer's view entry is open: nothing to it is in
 // flight or unreported, no request unsent, no batch to carry the release, so unlock()
 // comes down to the release, a CPU atomic here. 0: call unlock(); 1: done; < 0: done,
-// and the release failed.
+// and the release failed. Only this peer's entry closes; the quiet mark goes with the
+// last lock.
 int oscf_win::fast_unlock(int target) {
     if (!oscf_direct_open(&view_, target) || !view_call_due()) return 0;
     Peer &p = peer(target);
-    if (lock_all_ || !p.lock.held() || p.lock.exclusive() || !direct_words(p)) return 0;
-    Guard lk(progress().mutex());
-    close_direct_view();
+    if (lock_all_ || !p.lock.held() || p.lock.exclusive() || !view_lock_words_[static_cast<size_t>(target)])
+        return 0;
+    view_peers_[static_cast<size_t>(target)].epoch = 0;
     if (ungranted_ == target) ungranted_ = -1;
-    const int rc = p.lock.acquired() ? release(p, Hold::shared) : OSCF_OK;
+    int rc = OSCF_OK;
+    if (p.lock.acquired() && is_self(p)) {
+        Guard lk(progress().mutex());  // release() serves requests our hold kept waiting
+        rc = release(p, Hold::shared);
+    } else if (p.lock.acquired()) {
+        ++stats.direct_words;  // release()'s direct_words road
+        word_fetch_add(view_lock_words_[static_cast<size_t>(target)], kUndo[static_cast<int>(Hold::shared)]);
+    }
     end_lock(p);
-    settle_direct_view();
+    if (!locks_held_) view_.quiet = 0;
     return rc ? rc : 1;
 }
 

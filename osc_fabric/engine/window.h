@@ -138,6 +138,8 @@ struct oscf_win {
     oscf_direct_view *direct_view() { return &view_; }
     void close_direct_view() { ++view_.epoch; }
     void settle_direct_view();
+    void mark_quiet();                   // settle_direct_view's two steps:
+    void open_direct_entry(int target);  // the window's mark, and one peer's entry
     bool fast_accumulate(int target, int64_t disp, int64_t offset, const void *origin, void *result,
                          size_t count, oscf_type type, oscf_op op);
     bool fast_compare_and_swap(int target, int64_t disp, const void *value, const void *compare, void *result,
@@ -213,7 +215,8 @@ private:
     int request_shared(Peer &p);
     int send_lock_request(Peer &p);
     void drop_hold(bool exclusive);
-    bool take_own(Hold hold);  // on our own words, with CPU atomics
+    bool take_own(Hold hold);         // on our own words, with CPU atomics
+    uint64_t *lock_word_of(Peer &p);  // p's lock word in our mapping (direct_words)
     void drop_own(Hold hold);
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
@@ -469,6 +472,8 @@ private:
     bool connected_ = false;          // connect() succeeded
     oscf_direct_view view_{};
     std::vector<oscf_direct_peer> view_peers_;
+    // fast_lock: each peer's lock word where a CPU atomic takes it (direct_words), or null.
+    std::vector<uint64_t *> view_lock_words_;
     int view_candidate_ = -1;                  // offer_direct
     uint32_t fast_ops_[OSCF_TYPE_COUNT] = {};  // bit per oscf_op the view's accumulates apply
     bool fast_cas_[OSCF_TYPE_COUNT] = {};

@@ -7,7 +7,8 @@
 int ompi_osc_fabric_lock(int lock_type, int target, int mpi_assert, struct ompi_win_t *win)
 {
     if (MPI_LOCK_EXCLUSIVE != lock_type && MPI_LOCK_SHARED != lock_type) return OMPI_ERR_BAD_PARAM;
-    const int bits = ompi_osc_fabric_assert_bits(mpi_assert);
+    /* Of the assertions, only NOCHECK means anything to a lock. */
+    const int bits = (mpi_assert & MPI_MODE_NOCHECK) ? OSCF_MODE_NOCHECK : 0;
     oscf_direct_view *direct = ompi_osc_fabric_direct(win);
     if (NULL != direct && 1 == oscf_direct_lock(direct, target, MPI_LOCK_EXCLUSIVE == lock_type, bits))
         return OMPI_SUCCESS;

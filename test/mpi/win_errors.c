@@ -345,6 +345,25 @@ static void errors_after_access(const etest *e)
                          MPI_ERR_RMA_SYNC, t);
             EXPECT_CLASS(MPI_Win_flush(t, e->win), MPI_ERR_RMA_SYNC, t);
             CHECK_MPI(MPI_Win_unlock(other, e->win));
+
+            /* Two locks at once, both targets reached: unlocking one ends its epoch
+             * only, and flush_all still has an epoch until the last unlock. */
+            CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, e->win));
+            CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, other, 0, e->win));
+            CHECK_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, t, mine, MPI_SUM, e->win));
+            CHECK_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, other, mine, MPI_SUM, e->win));
+            CHECK_MPI(MPI_Win_flush_all(e->win));
+            CHECK_MPI(MPI_Win_unlock(t, e->win));
+            EXPECT_CLASS(MPI_Put(&one, 1, MPI_INT64_T, t, mine, 1, MPI_INT64_T, e->win), MPI_ERR_RMA_SYNC, t);
+            EXPECT_CLASS(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, t, mine, MPI_SUM, e->win),
+                         MPI_ERR_RMA_SYNC, t);
+            EXPECT_CLASS(MPI_Win_flush(t, e->win), MPI_ERR_RMA_SYNC, t);
+            CHECK_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, other, mine, MPI_SUM, e->win));
+            CHECK_MPI(MPI_Win_flush_all(e->win));
+            CHECK_MPI(MPI_Win_unlock(other, e->win));
+            EXPECT_CLASS(MPI_Win_flush_all(e->win), MPI_ERR_RMA_SYNC, -1);
+            EXPECT_CLASS(MPI_Put(&one, 1, MPI_INT64_T, other, mine, 1, MPI_INT64_T, e->win), MPI_ERR_RMA_SYNC,
+                         other);
         }
 
         /* A fence epoch, then the window outside any. */
