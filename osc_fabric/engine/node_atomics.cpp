@@ -14,16 +14,30 @@ namespace {
 
 constexpr int kSpinsBeforeYield = 64;  // the holder runs a few hundred instructions
 
-// The lone update: one element of at most 8 bytes, the whole of a latency benchmark's
-// fetch-and-op or compare-and-swap. One lock and one update, no stripe walk and no
-// call per step.
+// Lone updates and short runs: one lock and one update or loop, no stripe walk and no
+// call per step. The lone update (one element of at most 8 bytes) is the whole of a
+// latency benchmark's fetch-and-op or compare-and-swap; a short run (a few such
+// elements, all starting in one stripe) its 8-byte accumulate of two ints. Longer runs
+// take NodeUpdates, whose reductions are vectorized.
+constexpr size_t kShortRun = 8;
+
 struct One {
     char *target;
     AccumulateLock lock;
 };
 
 template <class T>
-void update_one(const One &e, oscf_op op, const void *origin, void *result) {
+T combined(oscf_op op, T t, T o) {
+    if (op == OSCF_OP_REPLACE) return o;
+    if constexpr (std::is_integral_v<T>)
+        return combine_integer(op, t, o);
+    else
+        return combine_floating(op, t, o);
+}
+
+// Flattened: the reduction's switch inline, not a call per element.
+template <class T>
+[[gnu::flatten]] void update_one(const One &e, oscf_op op, const void *origin, void *result) {
     e.lock.lock();
     T t;
     std::memcpy(&t, e.target, sizeof t);
@@ -31,13 +45,27 @@ void update_one(const One &e, oscf_op op, const void *origin, void *result) {
     if (origin && op != OSCF_OP_NO_OP) {
         T o;
         std::memcpy(&o, origin, sizeof o);
-        if (op == OSCF_OP_REPLACE)
-            t = o;
-        else if constexpr (std::is_integral_v<T>)
-            t = combine_integer(op, t, o);
-        else
-            t = combine_floating(op, t, o);
+        t = combined(op, t, o);
         std::memcpy(e.target, &t, sizeof t);
+    }
+    e.lock.unlock();
+}
+
+template <class T>
+[[gnu::flatten]] void update_run(const One &e, oscf_op op, const void *origin, void *result, size_t count) {
+    auto *res = static_cast<char *>(result);
+    auto *org = static_cast<const char *>(origin);
+    const bool change = origin && op != OSCF_OP_NO_OP;
+    e.lock.lock();
+    for (size_t i = 0; i < count; ++i) {
+        char *at = e.target + i * sizeof(T);
+        T t, o;
+        std::memcpy(&t, at, sizeof t);
+        if (res) std::memcpy(res + i * sizeof t, &t, sizeof t);
+        if (!change) continue;
+        std::memcpy(&o, org + i * sizeof o, sizeof o);
+        t = combined(op, t, o);
+        std::memcpy(at, &t, sizeof t);
     }
     e.lock.unlock();
 }
@@ -145,6 +173,12 @@ void node_accumulate(const SharedWindow &w, uint64_t offset, oscf_op op, oscf_ty
                      void *result, size_t count) {
     if (count == 1 && visit_number(t, [&](auto *tag) {
             update_one<std::remove_pointer_t<decltype(tag)>>(one_at(w, offset), op, origin, result);
+        }))
+        return;
+    if (count > 1 && count <= kShortRun &&
+        offset / kAccStripeBytes == (offset + (count - 1) * type_size(t)) / kAccStripeBytes &&
+        visit_number(t, [&](auto *tag) {
+            update_run<std::remove_pointer_t<decltype(tag)>>(one_at(w, offset), op, origin, result, count);
         }))
         return;
     NodeUpdates(w, t).accumulate(offset, op, origin, result, count);

@@ -106,6 +106,40 @@ TEST_CASE("many-element accumulates across stripes and lone updates lose nothing
     CHECK(w.unlocked());
 }
 
+TEST_CASE("short runs of fetch-and-add race whole, in one stripe or across two", "[node_atomics]") {
+    // Thread t adds 1 to the 2 + 2t int64 at off and fetches their old values: runs of
+    // different lengths overlap, in one stripe (one lock, one loop) or reaching into
+    // the next (the stripe walk).
+    const uint64_t off =
+        GENERATE(uint64_t{64}, uint64_t{kAccStripeBytes - 8 * 8}, uint64_t{kAccStripeBytes - 3 * 8});
+    constexpr size_t kLongest = 2 + 2 * (kThreads - 1);
+    Window w(2 * kAccStripeBytes);
+    std::vector<std::vector<int64_t>> first(kThreads);
+    on_threads([&](int t) {
+        const size_t n = 2 + 2 * static_cast<size_t>(t);
+        const std::vector<int64_t> ones(n, 1);
+        std::vector<int64_t> old(n, -1);
+        for (int i = 0; i < kPerThread; ++i) {
+            node_accumulate(w.shared(), off, OSCF_OP_SUM, OSCF_TYPE_INT64, ones.data(), old.data(), n);
+            first[t].push_back(old[0]);
+        }
+    });
+    std::vector<int64_t> all;
+    for (auto &v : first) all.insert(all.end(), v.begin(), v.end());
+    std::sort(all.begin(), all.end());
+    size_t wrong = 0;
+    for (size_t i = 0; i < all.size(); ++i) wrong += all[i] != static_cast<int64_t>(i);
+    CHECK(wrong == 0);
+    std::vector<int64_t> got(kLongest);
+    std::memcpy(got.data(), w.base() + off, kLongest * sizeof(int64_t));
+    for (size_t k = 0; k < kLongest; ++k) {
+        int64_t covering = 0;
+        for (size_t t = 0; t < kThreads; ++t) covering += 2 + 2 * t > k;
+        CHECK(got[k] == covering * kPerThread);
+    }
+    CHECK(w.unlocked());
+}
+
 TEST_CASE("double complex sums and MAXLOC pairs stay whole", "[node_atomics]") {
     Window w(64);
     on_threads([&](int) {
