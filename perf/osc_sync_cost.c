@@ -3,6 +3,8 @@
  *
  *   flush_empty      MPI_Win_flush with nothing outstanding (inside one lock epoch)
  *   flush_all_empty  MPI_Win_flush_all with nothing outstanding
+ *   lock_empty       MPI_Win_lock(shared) + MPI_Win_unlock with nothing between: the
+ *                    epoch's own cost, which an on-node peer pays in CPU time only
  *   put_flush        8-byte MPI_Put + MPI_Win_flush: one round trip, the reference
  *   put_lock_all     MPI_Win_lock_all + 8-byte MPI_Put + MPI_Win_unlock_all
  *   put_lock         MPI_Win_lock(shared) + 8-byte MPI_Put + MPI_Win_unlock
@@ -30,8 +32,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: osc_sync_cost [-i ITERS] [-x WARMUP] [-R]\n");
 }
 
-enum row { FLUSH_EMPTY, FLUSH_ALL_EMPTY, PUT_FLUSH, PUT_LOCK_ALL, PUT_LOCK, PUT_LOCK_EXCL, ROWS };
-static const char *const row_names[ROWS] = {"flush_empty",  "flush_all_empty", "put_flush",
+enum row { FLUSH_EMPTY, FLUSH_ALL_EMPTY, LOCK_EMPTY, PUT_FLUSH, PUT_LOCK_ALL, PUT_LOCK, PUT_LOCK_EXCL, ROWS };
+static const char *const row_names[ROWS] = {"flush_empty",  "flush_all_empty", "lock_empty",   "put_flush",
                                             "put_lock_all", "put_lock",        "put_lock_excl"};
 
 /* One timed loop of `iters` repetitions of row r on the origin, after `warmup`. */
@@ -46,6 +48,10 @@ static double run_row(enum row r, MPI_Win win, int target, long *src, long iters
         switch (r) {
         case FLUSH_EMPTY: MPI_CK(MPI_Win_flush(target, win)); break;
         case FLUSH_ALL_EMPTY: MPI_CK(MPI_Win_flush_all(win)); break;
+        case LOCK_EMPTY:
+            MPI_CK(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+            MPI_CK(MPI_Win_unlock(target, win));
+            break;
         case PUT_FLUSH:
             MPI_CK(MPI_Put(src, 1, MPI_LONG, target, 0, 1, MPI_LONG, win));
             MPI_CK(MPI_Win_flush(target, win));
