@@ -18,8 +18,8 @@
  *                     from the value it returns while the candidate is still better
  *                     (a stale value costs a call; a candidate already beaten, one);
  *                and prints the time (slowest rank) and offers/s of each, and B / A.
- * Each loop is checked (the final value); a wrong one prints FAIL and exits 1. MPI errors
- * and bad options: bench.h.
+ * Each loop is checked (the final value); a wrong one prints FAIL and exits
+ * BENCH_EXIT_CHECK, as every benchmark's check does. MPI errors and bad options: bench.h.
  *
  *   -i iterations (10000)  -w warmup iterations (1000)  -m implicit|keepmin (implicit)
  *
@@ -312,5 +312,5 @@ int main(int argc, char **argv)
     if (b.origins != MPI_COMM_NULL) MPI_CK(MPI_Comm_free(&b.origins));
     MPI_CK(MPI_Win_free(&b.win));
     MPI_Finalize();
-    return b.ok ? 0 : 1;
+    return b.ok ? 0 : BENCH_EXIT_CHECK;
 }
