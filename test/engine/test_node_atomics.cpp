@@ -39,6 +39,18 @@ struct Window {
     std::vector<char> mem;
     std::vector<uint64_t> stripes;
 };
+
+// The old values fetch-and-adds of 1 saw, from every thread: each of 0, 1, 2, ... once
+// when the adds were atomic. Returns how many are out of place.
+template <class T>
+size_t not_each_once(const std::vector<std::vector<T>> &seen) {
+    std::vector<T> all;
+    for (auto &v : seen) all.insert(all.end(), v.begin(), v.end());
+    std::sort(all.begin(), all.end());
+    size_t wrong = 0;
+    for (size_t i = 0; i < all.size(); ++i) wrong += all[i] != static_cast<T>(i);
+    return wrong;
+}
 }  // namespace
 
 TEST_CASE("fetch-and-add gives each old value once, aligned or not", "[node_atomics]") {
@@ -65,12 +77,7 @@ TEST_CASE("fetch-and-add gives each old value once, aligned or not", "[node_atom
             }
         }
     });
-    std::vector<double> all;
-    for (auto &v : seen) all.insert(all.end(), v.begin(), v.end());
-    std::sort(all.begin(), all.end());
-    size_t wrong = 0;
-    for (size_t i = 0; i < all.size(); ++i) wrong += all[i] != static_cast<double>(i);
-    CHECK(wrong == 0);
+    CHECK(not_each_once(seen) == 0);
     CHECK(w.unlocked());
 }
 
@@ -124,12 +131,7 @@ TEST_CASE("short runs of fetch-and-add race whole, in one stripe or across two",
             first[t].push_back(old[0]);
         }
     });
-    std::vector<int64_t> all;
-    for (auto &v : first) all.insert(all.end(), v.begin(), v.end());
-    std::sort(all.begin(), all.end());
-    size_t wrong = 0;
-    for (size_t i = 0; i < all.size(); ++i) wrong += all[i] != static_cast<int64_t>(i);
-    CHECK(wrong == 0);
+    CHECK(not_each_once(first) == 0);
     std::vector<int64_t> got(kLongest);
     std::memcpy(got.data(), w.base() + off, kLongest * sizeof(int64_t));
     for (size_t k = 0; k < kLongest; ++k) {
