@@ -18,10 +18,13 @@ void oscf_win::init_direct_view() {
     view_lock_words_.assign(static_cast<size_t>(size_), nullptr);
     for (int r = 0; r < size_; ++r) {
         Peer &p = peer(r);
-        if (view_on_ && direct_words(p)) view_lock_words_[static_cast<size_t>(r)] = lock_word_of(p);
+        if (view_on_ && direct_words(p))
+            view_lock_words_[static_cast<size_t>(r)] = hold_word(p, Hold::shared);
         if (!direct_memory(p)) continue;
         view_peers_[static_cast<size_t>(r)] = {0, p.node.mem(), p.node.mem_size(), p.disp_unit};
     }
+    // Exclusive locks enter rank 0's gate: on the fast road when it too is a CPU atomic.
+    view_gate_word_ = size_ > 0 && view_lock_words_[0] ? hold_word(peer(0), Hold::gate_exclusive) : nullptr;
     view_.owner = this;
     view_.epoch = 1;
     view_.peers = view_peers_.data();

@@ -53,9 +53,10 @@
 // conflict, and leave when the epoch or their last exclusive lock ends. Shared locks
 // and lock_all do not conflict, so nothing else is needed.
 //
-// A shared lock of an on-node peer whose word is free, with no other epoch open and no
-// earlier lock ungranted, and its unlock once the epoch left nothing in flight, are the
-// same steps without the engine's call overhead: the MPI layer asks fast_lock and
+// A lock of an on-node peer whose words are free (its lock word, and for an exclusive
+// lock rank 0's gate, all CPU atomics), with no other epoch open and no earlier lock
+// ungranted, and its unlock once the epoch left nothing in flight, are the same steps
+// without the engine's call overhead: the MPI layer asks fast_lock and
 // fast_unlock first (direct_view.h), and anything else takes lock() and unlock().
 // They touch only their own peer's view entry (and the window's quiet mark), so the
 // other targets of a multi-target epoch stay on the fast road.
@@ -322,8 +323,8 @@ bool oscf_win::take_own(Hold hold) {
     return take_word(own_word(c.offset), c);
 }
 
-uint64_t *oscf_win::lock_word_of(Peer &p) {
-    return p.node.word(kLockWordOffset);
+uint64_t *oscf_win::hold_word(Peer &p, Hold hold) {
+    return p.node.word(kClaims[static_cast<int>(hold)].offset);
 }
 
 void oscf_win::drop_own(Hold hold) {
@@ -407,49 +408,76 @@ void oscf_win::begin_lock(Peer &p, bool exclusive, bool acquired) {
     offer_direct(rank_of(p));
 }
 
-// MPI_Win_lock(MPI_LOCK_SHARED) from the direct view (direct_view.h): lock()'s steps
-// when none of its checks can fail and the peer's lock word is a CPU atomic that is
-// free, without the engine's call overhead. False: nothing changed, call lock().
-// Other peers' view entries stay open: a lock taken here sends nothing and leaves
-// nothing in flight, which is all an open entry promises.
+// MPI_Win_lock from the direct view (direct_view.h): lock()'s steps when none of its
+// checks can fail and the words it takes (the peer's lock word; for an exclusive lock
+// rank 0's gate too) are CPU atomics and free, without the engine's call overhead.
+// False: nothing changed, call lock(). Other peers' view entries stay open: a lock
+// taken here sends nothing and leaves nothing in flight, which is all an open entry
+// promises.
 bool oscf_win::fast_lock(int target, bool exclusive, int assert_bits) {
     // Not counted among the view's sync calls (view_call_due): its unlock is, so a loop
     // of epochs still enters the engine now and then, at half the cost per epoch.
-    if (exclusive || static_cast<unsigned>(target) >= static_cast<unsigned>(size_) || !view_on_) return false;
+    if (static_cast<unsigned>(target) >= static_cast<unsigned>(size_) || !view_on_) return false;
     const bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
     uint64_t *word = view_lock_words_[static_cast<size_t>(target)];
     Peer &p = peer(target);
-    if (lock_all_ || pscw_access_ || fence_open_ || p.lock.held() || (!nocheck && (ungranted_ >= 0 || !word)))
+    if (lock_all_ || pscw_access_ || fence_open_ || p.lock.held() ||
+        (!nocheck && (ungranted_ >= 0 || !word || (exclusive && !view_gate_word_))))
         return false;
-    if (!nocheck) {
-        ++stats.lock_attempts;
-        ++stats.direct_words;
-        if (!take_word(word, kClaims[static_cast<int>(Hold::shared)])) return false;  // lock() waits for it
-    }
-    begin_lock(p, false, !nocheck);
+    if (!nocheck && !take_direct(word, exclusive)) return false;  // lock() waits for it
+    begin_lock(p, exclusive, !nocheck);
     settle_direct_view();
     return true;
 }
 
-// MPI_Win_unlock of a shared lock whose peer's view entry is open: nothing to it is in
-// flight or unreported, no request unsent, no batch to carry the release, so unlock()
-// comes down to the release, a CPU atomic here. 0: call unlock(); 1: done; < 0: done,
-// and the release failed. Only this peer's entry closes; the quiet mark goes with the
-// last lock.
+// lock()'s holds, each one attempt with a CPU atomic: an exclusive lock enters rank 0's
+// gate first (once for all the exclusive locks held), as lock() does. False: nothing is
+// held.
+bool oscf_win::take_direct(uint64_t *word, bool exclusive) {
+    ++stats.lock_attempts;
+    ++stats.direct_words;
+    if (!exclusive) return take_word(word, kClaims[static_cast<int>(Hold::shared)]);
+    const bool enter = exclusive_gated_ == 0;
+    if (enter) {
+        ++stats.lock_attempts;
+        ++stats.direct_words;
+        if (!take_word(view_gate_word_, kClaims[static_cast<int>(Hold::gate_exclusive)])) return false;
+    }
+    if (take_word(word, kClaims[static_cast<int>(Hold::exclusive)])) {
+        ++exclusive_gated_;
+        return true;
+    }
+    if (enter) {
+        Guard lk(progress().mutex());  // at rank 0, release() serves what our hold kept waiting
+        release(peer(0), Hold::gate_exclusive);
+    }
+    return false;
+}
+
+// MPI_Win_unlock of a lock whose peer's view entry is open: nothing to it is in flight
+// or unreported, no request unsent, no batch to carry the release, so unlock() comes
+// down to the releases, CPU atomics here. 0: call unlock(); 1: done; < 0: done, and a
+// release failed. Only this peer's entry closes; the quiet mark goes with the last
+// lock.
 int oscf_win::fast_unlock(int target) {
     if (!oscf_direct_open(&view_, target) || !view_call_due()) return 0;
     Peer &p = peer(target);
-    if (lock_all_ || !p.lock.held() || p.lock.exclusive() || !view_lock_words_[static_cast<size_t>(target)])
-        return 0;
+    uint64_t *word = view_lock_words_[static_cast<size_t>(target)];
+    if (lock_all_ || !p.lock.held() || !word || (p.lock.exclusive() && !view_gate_word_)) return 0;
     view_peers_[static_cast<size_t>(target)].epoch = 0;
     if (ungranted_ == target) ungranted_ = -1;
     int rc = OSCF_OK;
-    if (p.lock.acquired() && is_self(p)) {
-        Guard lk(progress().mutex());  // release() serves requests our hold kept waiting
-        rc = release(p, Hold::shared);
+    if (p.lock.acquired() && (is_self(p) || p.lock.exclusive())) {
+        // release() serves what our hold kept waiting when the word is ours; the gate
+        // is left after the target, as unlock() does.
+        Guard lk(progress().mutex());
+        const bool exclusive = p.lock.exclusive();
+        rc = release(p, exclusive ? Hold::exclusive : Hold::shared);
+        const int grc = exclusive ? leave_exclusive_gate() : OSCF_OK;
+        if (!rc) rc = grc;
     } else if (p.lock.acquired()) {
         ++stats.direct_words;  // release()'s direct_words road
-        word_fetch_add(view_lock_words_[static_cast<size_t>(target)], kUndo[static_cast<int>(Hold::shared)]);
+        word_fetch_add(word, kUndo[static_cast<int>(Hold::shared)]);
     }
     end_lock(p);
     if (!locks_held_) view_.quiet = 0;

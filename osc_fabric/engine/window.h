@@ -215,8 +215,9 @@ private:
     int request_shared(Peer &p);
     int send_lock_request(Peer &p);
     void drop_hold(bool exclusive);
-    bool take_own(Hold hold);         // on our own words, with CPU atomics
-    uint64_t *lock_word_of(Peer &p);  // p's lock word in our mapping (direct_words)
+    bool take_own(Hold hold);                          // on our own words, with CPU atomics
+    uint64_t *hold_word(Peer &p, Hold hold);           // the word a hold takes, in our mapping (direct_words)
+    bool take_direct(uint64_t *word, bool exclusive);  // fast_lock's holds
     void drop_own(Hold hold);
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
@@ -472,8 +473,10 @@ private:
     bool connected_ = false;          // connect() succeeded
     oscf_direct_view view_{};
     std::vector<oscf_direct_peer> view_peers_;
-    // fast_lock: each peer's lock word where a CPU atomic takes it (direct_words), or null.
+    // fast_lock: each peer's lock word where a CPU atomic takes it (direct_words), or null;
+    // rank 0's gate the same way.
     std::vector<uint64_t *> view_lock_words_;
+    uint64_t *view_gate_word_ = nullptr;
     int view_candidate_ = -1;                  // offer_direct
     uint32_t fast_ops_[OSCF_TYPE_COUNT] = {};  // bit per oscf_op the view's accumulates apply
     bool fast_cas_[OSCF_TYPE_COUNT] = {};
