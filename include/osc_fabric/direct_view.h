@@ -111,8 +111,8 @@ static inline bool oscf_direct_flush_all(oscf_direct_view *v) {
     return true;
 }
 
-/* MPI_Win_lock of an on-node peer (the engine takes shared locks here when the word
- * is free and nothing else is open) and MPI_Win_unlock of one whose entry is open:
+/* MPI_Win_lock of an on-node peer (the engine takes the lock here when its words are
+ * free CPU atomics and nothing else is open) and MPI_Win_unlock of one whose entry is open:
  * 1 when done, 0 when the call must take the engine's road, and for unlock a negative
  * oscf_status when it was done but the release failed. */
 int oscf_direct_lock(oscf_direct_view *v, int target, int exclusive, int assert_bits);
