@@ -37,21 +37,6 @@ T combined(oscf_op op, T t, T o) {
 
 // Flattened: the reduction's switch inline, not a call per element.
 template <class T>
-[[gnu::flatten]] void update_one(const One &e, oscf_op op, const void *origin, void *result) {
-    e.lock.lock();
-    T t;
-    std::memcpy(&t, e.target, sizeof t);
-    if (result) std::memcpy(result, &t, sizeof t);
-    if (origin && op != OSCF_OP_NO_OP) {
-        T o;
-        std::memcpy(&o, origin, sizeof o);
-        t = combined(op, t, o);
-        std::memcpy(e.target, &t, sizeof t);
-    }
-    e.lock.unlock();
-}
-
-template <class T>
 [[gnu::flatten]] void update_run(const One &e, oscf_op op, const void *origin, void *result, size_t count) {
     auto *res = static_cast<char *>(result);
     auto *org = static_cast<const char *>(origin);
@@ -68,6 +53,12 @@ template <class T>
         std::memcpy(at, &t, sizeof t);
     }
     e.lock.unlock();
+}
+
+// The run of one, its loop folded away (flatten inlines update_run with count 1).
+template <class T>
+[[gnu::flatten]] void update_one(const One &e, oscf_op op, const void *origin, void *result) {
+    update_run<T>(e, op, origin, result, 1);
 }
 
 template <class T>
