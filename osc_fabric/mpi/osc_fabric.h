@@ -209,10 +209,13 @@ typedef struct ompi_osc_fabric_runs {
     oscf_run *v;
     size_t n, cap;
     size_t pieces, bytes;
+    struct ompi_osc_fabric_runs_block *block; /* v's storage when it outgrew inline_v */
     oscf_run inline_v[4];
 } ompi_osc_fabric_runs;
 int ompi_osc_fabric_runs_of(struct ompi_datatype_t *dt, int count, ompi_osc_fabric_runs *out);
 void ompi_osc_fabric_runs_free(ompi_osc_fabric_runs *r);
+/* At component finalize: frees the block runs_free keeps for the next large layout. */
+void ompi_osc_fabric_runs_fini(void);
 /* Whether (dt, count)'s pieces are at most max bytes on average: walks only as far as
  * it takes to know. */
 bool ompi_osc_fabric_small_pieces(struct ompi_datatype_t *dt, int count, size_t bytes, size_t max);

@@ -172,6 +172,7 @@ static int component_finalize(void)
         c->output = -1;
     }
     oscf_set_log(NULL, 0);
+    ompi_osc_fabric_runs_fini();
     return OMPI_SUCCESS;
 }
 

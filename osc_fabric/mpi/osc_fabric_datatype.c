@@ -7,10 +7,13 @@
  */
 #include "osc_fabric.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "opal/datatype/opal_convertor.h"
+#include "opal/datatype/opal_datatype_internal.h"
 #include "opal/util/output.h"
 
 void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p)
@@ -189,50 +192,131 @@ int ompi_osc_fabric_pieces_of(ompi_datatype_t *dt, int count, const void *base, 
     return rc;
 }
 
-/* Adds one piece to the runs: it grows the last piece when it touches it (only while
- * that run has one piece), joins the last run when it is the next at the same stride,
- * or starts a run. */
-static int add_run_piece(void *arg, char *base, size_t len)
+/* A large layout's runs fill a long array, and fresh pages cost a page fault each: on
+ * this project's VM more than folding the pieces into runs (perf/README.md, "Measurements
+ * behind design choices"). So the block of the last large layout is kept for the next
+ * one, one block process-wide, taken and given back with an atomic exchange (calls may
+ * come from several threads; one that finds none takes a new block). */
+struct ompi_osc_fabric_runs_block {
+    size_t cap;
+    oscf_run v[];
+};
+static struct ompi_osc_fabric_runs_block *_Atomic kept_runs;
+/* Blocks above this many bytes go back to the system: memory a process keeps for good. */
+#define RUNS_KEEP_MAX ((size_t)16 << 20)
+
+static int runs_grow(ompi_osc_fabric_runs *r)
 {
-    ompi_osc_fabric_runs *r = arg;
-    const int64_t at = (int64_t)(intptr_t)base;
-    if (0 == len) return OMPI_SUCCESS;
-    r->bytes += len;
+    if (r->n < r->cap) return OMPI_SUCCESS;
+    struct ompi_osc_fabric_runs_block *b = atomic_exchange(&kept_runs, NULL);
+    if (NULL == b || b->cap < 2 * r->cap) {
+        free(b);
+        b = malloc(sizeof(*b) + 2 * r->cap * sizeof(oscf_run));
+        if (NULL == b) return OMPI_ERR_OUT_OF_RESOURCE;
+        b->cap = 2 * r->cap;
+    }
+    memcpy(b->v, r->v, r->n * sizeof(oscf_run));
+    free(r->block);
+    r->block = b;
+    r->v = b->v;
+    r->cap = b->cap;
+    return OMPI_SUCCESS;
+}
+
+/* Adds count pieces of len bytes, stride apart from at, to the runs: they grow the last
+ * piece when they are one piece that touches it (only while that run has one piece),
+ * join the last run when they go on at its stride, or start a run. */
+static int add_run(ompi_osc_fabric_runs *r, int64_t at, int64_t stride, size_t len, size_t count)
+{
+    if (0 == len || 0 == count) return OMPI_SUCCESS;
+    if (count > 1 && stride == (int64_t)len) { /* pieces that touch are one */
+        len *= count;
+        count = 1;
+    }
+    r->bytes += len * count;
     if (r->n) {
         oscf_run *last = &r->v[r->n - 1];
-        if (1 == last->count && last->offset + (int64_t)last->len == at) {
+        if (1 == count && 1 == last->count && last->offset + (int64_t)last->len == at) {
             last->len += len;
             return OMPI_SUCCESS;
         }
-        if (last->len == len &&
-            (1 == last->count || last->offset + last->stride * (int64_t)last->count == at)) {
-            if (1 == last->count) last->stride = at - last->offset;
-            last->count++;
-            r->pieces++;
-            return OMPI_SUCCESS;
+        if (last->len == len) {
+            const bool one = 1 == last->count;
+            if ((one && (1 == count || stride == at - last->offset)) ||
+                (!one && last->offset + last->stride * (int64_t)last->count == at &&
+                 (1 == count || stride == last->stride))) {
+                if (one) last->stride = at - last->offset;
+                last->count += count;
+                r->pieces += count;
+                return OMPI_SUCCESS;
+            }
         }
     }
-    int rc = ompi_osc_fabric_grow((void **)&r->v, r->n, &r->cap, sizeof(*r->v), r->inline_v);
+    int rc = runs_grow(r);
     if (OMPI_SUCCESS != rc) return rc;
-    r->v[r->n++] = (oscf_run){.offset = at, .stride = 0, .len = len, .count = 1};
-    r->pieces++;
+    r->v[r->n++] = (oscf_run){.offset = at, .stride = count > 1 ? stride : 0, .len = len, .count = count};
+    r->pieces += count;
     return OMPI_SUCCESS;
+}
+
+/* Adds the runs of description items [i, end) whose displacements count from base. The
+ * description is Open MPI's own (opal_datatype_internal.h): an element is count blocks
+ * of blocklen basic elements, extent apart; a loop repeats the items up to its end marker
+ * loops times, extent apart. Walked here rather than by opal_convertor_raw, which hands
+ * out every piece: a vector's million pieces are one element, so one run, at once. The
+ * order is the description's, which is the order the convertor packs in. */
+static int add_items(ompi_osc_fabric_runs *r, const dt_elem_desc_t *d, uint32_t i, uint32_t end, int64_t base)
+{
+    int rc = OMPI_SUCCESS;
+    while (OMPI_SUCCESS == rc && i < end) {
+        const dt_elem_desc_t *e = &d[i];
+        if (OPAL_DATATYPE_LOOP == e->elem.common.type) {
+            const ddt_loop_desc_t *loop = &e->loop;
+            const ddt_endloop_desc_t *loop_end = &d[i + loop->items].end_loop;
+            if (loop->common.flags & OPAL_DATATYPE_FLAG_CONTIGUOUS) /* each pass one piece */
+                rc = add_run(r, base + loop_end->first_elem_disp, loop->extent, loop_end->size, loop->loops);
+            else
+                for (uint32_t k = 0; OMPI_SUCCESS == rc && k < loop->loops; ++k)
+                    rc = add_items(r, d, i + 1, i + loop->items, base + (int64_t)k * loop->extent);
+            i += loop->items + 1;
+            continue;
+        }
+        if (e->elem.common.flags & OPAL_DATATYPE_FLAG_DATA) {
+            const size_t block = e->elem.blocklen * opal_datatype_basicDatatypes[e->elem.common.type]->size;
+            rc = add_run(r, base + e->elem.disp, e->elem.extent, block, e->elem.count);
+        }
+        ++i; /* an end marker without its loop: the description's own end */
+    }
+    return rc;
 }
 
 int ompi_osc_fabric_runs_of(ompi_datatype_t *dt, int count, ompi_osc_fabric_runs *out)
 {
     *out = (ompi_osc_fabric_runs){.cap = sizeof(out->inline_v) / sizeof(out->inline_v[0])};
     out->v = out->inline_v;
-    int rc = each_raw_piece(dt, count, NULL, add_run_piece, out);
+    const opal_datatype_t *odt = &dt->super;
+    const dt_type_desc_t *desc = NULL != odt->opt_desc.desc ? &odt->opt_desc : &odt->desc;
+    int rc = OMPI_SUCCESS;
+    for (int c = 0; OMPI_SUCCESS == rc && c < count; ++c)
+        rc = add_items(out, desc->desc, 0, (uint32_t)desc->used, (int64_t)c * (odt->ub - odt->lb));
     if (OMPI_SUCCESS != rc) ompi_osc_fabric_runs_free(out);
     return rc;
 }
 
 void ompi_osc_fabric_runs_free(ompi_osc_fabric_runs *r)
 {
-    if (r->v != r->inline_v) free(r->v);
+    struct ompi_osc_fabric_runs_block *b = r->block;
+    if (NULL != b && b->cap * sizeof(oscf_run) <= RUNS_KEEP_MAX) b = atomic_exchange(&kept_runs, b);
+    free(b); /* the block kept before, or one too large to keep */
+    r->block = NULL;
     r->v = r->inline_v;
+    r->cap = sizeof(r->inline_v) / sizeof(r->inline_v[0]);
     r->n = 0;
+}
+
+void ompi_osc_fabric_runs_fini(void)
+{
+    free(atomic_exchange(&kept_runs, NULL));
 }
 
 typedef struct piece_count {
@@ -423,7 +507,11 @@ bool ompi_osc_fabric_layout_wanted(ompi_datatype_t *origin_dt, int origin_count,
     /* Mismatched or empty calls take the general path, which reports or skips them. */
     if (origin_count <= 0 || target_count <= 0 || 0 == bytes || bytes != tsize * (size_t)target_count)
         return false;
+    {
+    }
     if (OMPI_SUCCESS != ompi_osc_fabric_runs_of(target_dt, target_count, runs)) return false;
+    {
+    }
     if (runs->pieces > 1 && runs->bytes == bytes &&
         (runs->bytes / runs->pieces <= OSCF_PACKED_PIECE_MAX ||
          ompi_osc_fabric_small_pieces(origin_dt, origin_count, bytes, OSCF_PACKED_PIECE_MAX)))
