@@ -144,7 +144,7 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lo, hi, what, &delta);
     if (!rc) stats.layout_bytes += bytes;
     if (!rc && bytes >= kRendezvousMin)
-        rc = rendezvous(p, dir, runs, n, delta, hold.pass_on(), scope, Update{});
+        rc = rendezvous(p, dir, runs, n, bytes, delta, hold.pass_on(), scope, Update{});
     else if (!rc && bytes > 0)
         rc = dir == Dir::write ? scatter(p, runs, n, delta, pk, scope, Update{})
                                : gather_runs(p, runs, n, delta, bytes, hold.pass_on(), scope);
@@ -180,7 +180,7 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
     // What is queued for the target leaves first; an ordering waits for earlier ones.
     if (!rc && bytes > 0 && !(rc = send_batch(p))) rc = order_accumulate(lk, p, OSCF_PATH_AM);
     if (!rc && bytes >= kRendezvousMin)
-        rc = rendezvous(p, Dir::write, runs, n, delta, hold.pass_on(), scope, Update{type, op});
+        rc = rendezvous(p, Dir::write, runs, n, bytes, delta, hold.pass_on(), scope, Update{type, op});
     else if (!rc && bytes > 0)
         rc = scatter(p, runs, n, delta, pk, scope, Update{type, op});
     if (!rc) {

@@ -170,27 +170,27 @@ private:
     bool write_ = false;
 };
 
-int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint64_t delta,
+int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, uint64_t delta,
                          const oscf_packer &pk, OpScope &scope, Update u) {
     const bool put = dir == Dir::write;
     // Each chunk is its runs, then their bytes, together at most kRendezvousChunk: a
     // layout of many tiny pieces has more runs than bytes, and they travel the same way.
     const RunCursor::Room room = RunCursor::shared(kRendezvousChunk);
     std::vector<AmRun> sub;
-    size_t staged = 0;
-    const size_t unit = type_size(u.type);
-    for (RunCursor dry(runs, n, delta, unit); !dry.done();) {
-        const size_t data = dry.next(sub, room);
-        staged += sub.size() * sizeof(AmRun) + data;
-    }
+    const size_t staged = RunCursor::shared_bound(n, bytes, type_size(u.type), kRendezvousChunk);
     auto *op = new RendezvousOrigin(*this, !put, pk, scope.context());
     scope.on_post();
     int rc = op->open(*this, staged);
     if (!rc) rc = send_batch(p);  // what is queued for the target leaves first
-    RunCursor cursor(runs, n, delta, unit);
+    RunCursor cursor(runs, n, delta, type_size(u.type));
     for (size_t pos = 0; !rc && !cursor.done();) {
         const size_t data = cursor.next(sub, room);
         const size_t desc = sub.size() * sizeof(AmRun);
+        if (desc + data > staged - pos) {  // shared_bound is wrong: never write past it
+            log(0, "rendezvous: a chunk ends %zu bytes in, past the %zu staged", pos + desc + data, staged);
+            rc = OSCF_ERR_INTERNAL;
+            break;
+        }
         std::memcpy(op->at(pos), sub.data(), desc);
         if (put && pk.pack(pk.arg, op->at(pos + desc), data) != OSCF_OK) {
             rc = OSCF_ERR_INTERNAL;

@@ -37,6 +37,17 @@ public:
     // A get's message: runs in the request, their bytes in the reply.
     static Room split(size_t room) { return Room{room, room, SIZE_MAX}; }
 
+    // The most that messages of shared(room) take for n runs of `bytes` bytes, runs
+    // included, known without cutting them (a walk of the runs costs what the cut does).
+    // Every message but the last is full but for less than a run and a unit. A cut inside
+    // a piece turns its run into four (the pieces before, the piece's head; its tail, the
+    // pieces after), so each cut adds at most three runs.
+    static size_t shared_bound(size_t n, size_t bytes, size_t unit, size_t room) {
+        const size_t whole = n * sizeof(AmRun) + bytes;
+        const size_t per_message = room - 4 * sizeof(AmRun) - unit;
+        return whole + (whole / per_message + 1) * 3 * sizeof(AmRun);
+    }
+
     // The next message's runs; returns their bytes.
     size_t next(std::vector<AmRun> &out, Room room) {
         out.clear();

@@ -335,8 +335,8 @@ private:
     int gather_pieces(const uint8_t *desc, uint32_t n, uint8_t *out, size_t cap, size_t *out_len);
     // packed_rendezvous.cpp: the same for large operations, by RMA of a registered copy.
     static constexpr size_t kRendezvousMin = 4 * oscf::kAmMaxPayload;  // bytes; below, messages
-    int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, uint64_t delta, const oscf_packer &pk,
-                   oscf::OpScope &scope, Update u);
+    int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, uint64_t delta,
+                   const oscf_packer &pk, oscf::OpScope &scope, Update u);
     int serve_rendezvous(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     class RendezvousOrigin;  // one operation's registered copy and answers
     class RendezvousTarget;  // one chunk being served

@@ -123,3 +123,46 @@ TEST_CASE("an element is never split between messages", "[run_cursor]") {
     }
     CHECK(pieces_of(all) == pieces_of(runs));
 }
+
+TEST_CASE("what shared messages take never exceeds shared_bound", "[run_cursor]") {
+    // Layouts of every kind the cut meets: tiny irregular pieces (more runs than bytes),
+    // long runs cut mid-run, pieces larger than a message, empty runs; elements of 1 to
+    // 32 bytes; rooms from a few runs to a rendezvous chunk.
+    uint64_t s = 0x9E3779B97F4A7C15ULL;
+    auto next = [&s](uint64_t n) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return s % n;
+    };
+    for (int trial = 0; trial < 300; ++trial) {
+        const size_t unit = size_t{1} << next(6);
+        const size_t room = trial % 3 == 0 ? 256 * 1024 : 8 * sizeof(AmRun) + 32 + next(4096);
+        std::vector<oscf_run> runs;
+        size_t bytes = 0;
+        const size_t n = 1 + next(trial % 5 == 0 ? 20000 : 200);
+        for (size_t i = 0; i < n; ++i) {
+            const size_t kind = next(4);
+            const size_t len = unit * (kind == 0   ? 1 + next(3)
+                                       : kind == 1 ? 1 + next(100)
+                                                   : 1 + next(40000 / unit));
+            const size_t count = kind == 3 ? 0 : 1 + next(kind == 2 ? 3 : 500);
+            runs.push_back(oscf_run{static_cast<int64_t>(next(1 << 20)), static_cast<int64_t>(len + next(64)),
+                                    len, count});
+            bytes += len * count;
+        }
+        RunCursor c(runs.data(), runs.size(), 0, unit);
+        std::vector<AmRun> sub;
+        size_t taken = 0;
+        while (!c.done()) {
+            const size_t data = c.next(sub, RunCursor::shared(room));
+            taken += sub.size() * sizeof(AmRun) + data;
+        }
+        INFO("trial " << trial << ": " << n << " runs, " << bytes << " bytes, unit " << unit << ", room "
+                      << room);
+        const size_t bound = RunCursor::shared_bound(runs.size(), bytes, unit, room);
+        CHECK(taken <= bound);
+        // The staging it sizes stays close to what is used, at a rendezvous chunk's room.
+        if (room == 256 * 1024) CHECK(bound - taken <= taken / 1000 + room);
+    }
+}
