@@ -6,8 +6,9 @@
  * A window's view has one entry per rank. An entry is open while its epoch equals the
  * view's. The engine opens an entry (engine/direct_view.cpp) at the end of a call that
  * took the direct road to that peer, or flushed it, or locked it, when nothing else to
- * the peer is outstanding and the epoch allows access; a fast unlock closes its peer's
- * entry, and every other engine call on the window closes all entries at once by
+ * the peer is outstanding and the epoch allows access (a fast lock_all opens every
+ * on-node peer's at once); a fast unlock closes its peer's entry, and every other
+ * engine call on the window, or a fast unlock_all, closes all entries at once by
  * moving the view's epoch. So an open entry says: since
  * the engine last looked, only direct operations went to this peer, the epoch is the
  * one it checked, and puts, gets, flushes and accumulates of types the node updates
@@ -117,6 +118,10 @@ static inline bool oscf_direct_flush_all(oscf_direct_view *v) {
  * oscf_status when it was done but the release failed. */
 int oscf_direct_lock(oscf_direct_view *v, int target, int exclusive, int assert_bits);
 int oscf_direct_unlock(oscf_direct_view *v, int target);
+/* The same for MPI_Win_lock_all (rank 0's gate a free CPU atomic, or NOCHECK) and
+ * MPI_Win_unlock_all (nothing in flight anywhere: the quiet mark). */
+int oscf_direct_lock_all(oscf_direct_view *v, int assert_bits);
+int oscf_direct_unlock_all(oscf_direct_view *v);
 
 /* count elements of type reduced with op into the peer's memory at disp plus offset
  * bytes (result, when not NULL, receives the old values): true when done. The caller

@@ -22,6 +22,7 @@ void oscf_win::init_direct_view() {
             view_lock_words_[static_cast<size_t>(r)] = hold_word(p, Hold::shared);
         if (!direct_memory(p)) continue;
         view_peers_[static_cast<size_t>(r)] = {0, p.node.mem(), p.node.mem_size(), p.disp_unit};
+        if (view_on_) view_direct_ranks_.push_back(r);
     }
     // Exclusive locks enter rank 0's gate: on the fast road when it too is a CPU atomic.
     view_gate_word_ = size_ > 0 && view_lock_words_[0] ? hold_word(peer(0), Hold::gate_exclusive) : nullptr;
@@ -134,4 +135,14 @@ int oscf_direct_lock(oscf_direct_view *v, int target, int exclusive, int assert_
 int oscf_direct_unlock(oscf_direct_view *v, int target) {
     oscf_win *w = window_of(v);
     return w ? w->fast_unlock(target) : 0;
+}
+
+int oscf_direct_lock_all(oscf_direct_view *v, int assert_bits) {
+    oscf_win *w = window_of(v);
+    return w && w->fast_lock_all(assert_bits) ? 1 : 0;
+}
+
+int oscf_direct_unlock_all(oscf_direct_view *v) {
+    oscf_win *w = window_of(v);
+    return w ? w->fast_unlock_all() : 0;
 }

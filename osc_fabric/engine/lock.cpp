@@ -59,7 +59,8 @@
 // without the engine's call overhead: the MPI layer asks fast_lock and
 // fast_unlock first (direct_view.h), and anything else takes lock() and unlock().
 // They touch only their own peer's view entry (and the window's quiet mark), so the
-// other targets of a multi-target epoch stay on the fast road.
+// other targets of a multi-target epoch stay on the fast road. lock_all and unlock_all
+// have the same shortcut when rank 0's gate is a CPU atomic (fast_lock_all).
 //
 #include <rdma/fi_atomic.h>
 
@@ -512,6 +513,49 @@ int oscf_win::unlock(Guard &lk, int target) {
     }
     end_lock(p);
     return rc ? rc : op_err;
+}
+
+// MPI_Win_lock_all from the direct view: lock_all()'s steps when no other epoch is open
+// and rank 0's gate (unless NOCHECK) is a free CPU atomic. The entries of the peers we
+// map open at once, as after any engine call that left nothing in flight. False:
+// nothing changed, call lock_all().
+bool oscf_win::fast_lock_all(int assert_bits) {
+    if (!view_on_ || lock_all_ || locks_held_ || pscw_access_ || fence_open_ || ungranted_ >= 0) return false;
+    const bool gated = (assert_bits & OSCF_MODE_NOCHECK) == 0;
+    if (gated) {
+        if (!view_gate_word_) return false;
+        ++stats.lock_attempts;
+        ++stats.direct_words;
+        if (!take_word(view_gate_word_, kClaims[static_cast<int>(Hold::gate_all)]))
+            return false;  // waits there
+    }
+    lock_all_gated_ = gated;
+    lock_all_ = true;
+    ++access_epoch_;
+    for (int r : view_direct_ranks_) open_direct_entry(r);
+    mark_quiet();
+    return true;
+}
+
+// MPI_Win_unlock_all when the quiet mark says nothing is in flight or unreported
+// anywhere (what unlock_all() waits for): the gate's release, a CPU atomic, and every
+// entry closes. 0: call unlock_all(); 1: done; < 0: done, and the release failed.
+int oscf_win::fast_unlock_all() {
+    // A gate taken by the engine's road may be a fabric atomic's: released there too.
+    if (!lock_all_ || view_.quiet != view_.epoch || (lock_all_gated_ && !view_gate_word_) || !view_call_due())
+        return 0;
+    int rc = OSCF_OK;
+    if (lock_all_gated_ && is_self(peer(0))) {
+        Guard lk(progress().mutex());  // release() serves what our hold kept waiting
+        rc = release(peer(0), Hold::gate_all);
+    } else if (lock_all_gated_) {
+        ++stats.direct_words;  // release()'s direct_words road
+        word_fetch_add(view_gate_word_, kUndo[static_cast<int>(Hold::gate_all)]);
+    }
+    lock_all_gated_ = false;
+    lock_all_ = false;
+    close_direct_view();
+    return rc ? rc : 1;
 }
 
 int oscf_win::lock_all(Guard &lk, int assert_bits) {

@@ -146,6 +146,8 @@ struct oscf_win {
                                oscf_type type);
     bool fast_lock(int target, bool exclusive, int assert_bits);  // lock.cpp
     int fast_unlock(int target);
+    bool fast_lock_all(int assert_bits);
+    int fast_unlock_all();
 
     oscf_engine &engine() const { return eng_; }
     // No exclusive holder has our lock word: held shared requests may be granted now.
@@ -477,6 +479,7 @@ private:
     // rank 0's gate the same way.
     std::vector<uint64_t *> view_lock_words_;
     uint64_t *view_gate_word_ = nullptr;
+    std::vector<int> view_direct_ranks_;       // the peers whose memory we map: fast_lock_all opens them
     int view_candidate_ = -1;                  // offer_direct
     uint32_t fast_ops_[OSCF_TYPE_COUNT] = {};  // bit per oscf_op the view's accumulates apply
     bool fast_cas_[OSCF_TYPE_COUNT] = {};

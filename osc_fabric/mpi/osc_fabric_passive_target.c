@@ -35,15 +35,30 @@ int ompi_osc_fabric_unlock(int target, struct ompi_win_t *win)
     return engine_unlock(target, win);
 }
 
+static __attribute__((noinline)) int engine_lock_all(int bits, struct ompi_win_t *win)
+{
+    return ompi_osc_fabric_status(oscf_win_lock_all(ompi_osc_fabric_win(win), bits));
+}
+
+static __attribute__((noinline)) int engine_unlock_all(struct ompi_win_t *win)
+{
+    return ompi_osc_fabric_status(oscf_win_unlock_all(ompi_osc_fabric_win(win)));
+}
+
 int ompi_osc_fabric_lock_all(int mpi_assert, struct ompi_win_t *win)
 {
-    return ompi_osc_fabric_status(
-        oscf_win_lock_all(ompi_osc_fabric_win(win), ompi_osc_fabric_assert_bits(mpi_assert)));
+    const int bits = ompi_osc_fabric_assert_bits(mpi_assert);
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    if (NULL != direct && 1 == oscf_direct_lock_all(direct, bits)) return OMPI_SUCCESS;
+    return engine_lock_all(bits, win);
 }
 
 int ompi_osc_fabric_unlock_all(struct ompi_win_t *win)
 {
-    return ompi_osc_fabric_status(oscf_win_unlock_all(ompi_osc_fabric_win(win)));
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    const int done = NULL == direct ? 0 : oscf_direct_unlock_all(direct);
+    if (0 != done) return 1 == done ? OMPI_SUCCESS : ompi_osc_fabric_status(done);
+    return engine_unlock_all(win);
 }
 
 int ompi_osc_fabric_sync(struct ompi_win_t *win)
