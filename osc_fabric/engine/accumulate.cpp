@@ -142,8 +142,8 @@ int oscf_win::send_request(Peer &p, AmHeader &h, OpScope &scope, char *result, s
 }
 
 // MPI's rule for (op, type) (atomic_types.h), as every accumulate entry point reports it.
-int oscf_win::check_reduction(oscf_op op, oscf_type type) {
-    if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type))
+int oscf_win::check_reduction(oscf_op op, oscf_type type, bool updates) {
+    if (!valid_type(type) || !valid_op(op) || !op_allowed(op, type) || (updates && op == OSCF_OP_NO_OP))
         return usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type);
     return OSCF_OK;
 }

@@ -158,9 +158,7 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
 int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
                                 oscf_op op, int64_t disp, const oscf_packer &pk, const oscf_notify *notify) {
     PackerRelease hold(pk);
-    int rc = op == OSCF_OP_NO_OP
-                 ? usage_error(OSCF_ERR_OP, "reduction %d is not defined for type %d", op, type)
-                 : check_reduction(op, type);
+    int rc = check_reduction(op, type, true);
     if (!rc) rc = check_target(target);
     if (rc) return rc;
     if (!engine_applies(target, type)) return OSCF_ERR_UNSUPPORTED;

@@ -96,7 +96,9 @@ struct oscf_win {
     // accumulate.cpp
     int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type, oscf_op op,
                    int64_t disp, const oscf_notify *notify);
-    int check_reduction(oscf_op op, oscf_type type);
+    // MPI_ERR_OP unless MPI allows op on type; `updates`: a call that must change the
+    // target, for which MPI_NO_OP is not defined either.
+    int check_reduction(oscf_op op, oscf_type type, bool updates = false);
     int accumulate_direct(Guard &lk, int target, oscf_type type, oscf_op op, int64_t disp,
                           int64_t span_offset, size_t span_len, bool fetching, const oscf_acc_source &src,
                           const oscf_notify *notify, int *served);
