@@ -251,6 +251,12 @@ static void release(acc_args *a)
     if (a->segs != a->inline_segs) free(a->segs);
 }
 
+/* A predefined type without holes, whose elements the engine reduces as they are. */
+static bool plain_type(const ompi_datatype_t *dt, oscf_type *t)
+{
+    return type_of(dt, t) && dt->super.lb == 0 && dt->super.ub == (ptrdiff_t)oscf_type_size(*t);
+}
+
 /* The common call, MPI_Accumulate(buf, n, MPI_LONG, ..., n, MPI_LONG, ...) and its
  * fetching forms: every side the same predefined type without holes and the same count,
  * and a predefined op. Quiet: false sends the call to the general translation, which
@@ -262,8 +268,7 @@ static bool one_type_call(int origin_count, ompi_datatype_t *origin_dt, int resu
     return target_count > 0 && ompi_datatype_is_predefined(target_dt) &&
            (NULL == result_dt || (result_dt == target_dt && result_count == target_count)) && op_of(op, o) &&
            (OSCF_OP_NO_OP == *o || (origin_dt == target_dt && origin_count == target_count)) &&
-           type_of(target_dt, t) && target_dt->super.lb == 0 &&
-           target_dt->super.ub == (ptrdiff_t)oscf_type_size(*t);
+           plain_type(target_dt, t);
 }
 
 /* That call is one segment: skipping the convertor is most of an 8-byte accumulate's
@@ -425,6 +430,16 @@ static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_cou
     return true;
 }
 
+/* count elements of dt (plain_type t) reduced by o at a peer the engine left open
+ * (direct_view.h): false means nothing was done. MPI_BYTE takes only the bitwise ops. */
+static bool direct_one(oscf_direct_view *direct, const void *origin_addr, void *result_addr, int target,
+                       ptrdiff_t target_disp, int count, const ompi_datatype_t *dt, oscf_type t, oscf_op o)
+{
+    if ((MPI_Datatype)dt == MPI_BYTE && !byte_op_allowed(o)) return false;
+    return oscf_direct_accumulate(direct, target, target_disp, 0, OSCF_OP_NO_OP == o ? NULL : origin_addr,
+                                  result_addr, (size_t)count, t, o);
+}
+
 /* The one-type call (one_type_call) to a peer the engine left open (direct_view.h):
  * false means nothing was done and the call is translated in full. */
 static bool direct_simple(oscf_direct_view *direct, const void *origin_addr, int origin_count,
@@ -434,12 +449,10 @@ static bool direct_simple(oscf_direct_view *direct, const void *origin_addr, int
 {
     oscf_op o;
     oscf_type t;
-    if (!one_type_call(origin_count, origin_dt, result_count, result_dt, target_count, target_dt, op, &t,
-                       &o) ||
-        ((MPI_Datatype)target_dt == MPI_BYTE && !byte_op_allowed(o)))
-        return false;
-    return oscf_direct_accumulate(direct, target, target_disp, 0, OSCF_OP_NO_OP == o ? NULL : origin_addr,
-                                  NULL == result_dt ? NULL : result_addr, (size_t)target_count, t, o);
+    return one_type_call(origin_count, origin_dt, result_count, result_dt, target_count, target_dt, op, &t,
+                         &o) &&
+           direct_one(direct, origin_addr, NULL == result_dt ? NULL : result_addr, target, target_disp,
+                      target_count, target_dt, t, o);
 }
 
 /* A derived-datatype accumulate to a peer whose window memory we map: the engine
@@ -701,6 +714,14 @@ int ompi_osc_fabric_fetch_and_op(const void *origin_addr, void *result_addr, str
         LOG("MPI_Fetch_and_op needs a predefined datatype (got %s)", dt->name);
         return MPI_ERR_TYPE;
     }
+    /* One element of one type: the fast road without accumulate()'s questions about
+     * three sides, which an 8-byte fetch-and-op to an on-node peer notices. */
+    oscf_direct_view *direct = ompi_osc_fabric_direct(win);
+    oscf_type t;
+    oscf_op o;
+    if (NULL != direct && op_of(op, &o) && plain_type(dt, &t) &&
+        direct_one(direct, origin_addr, result_addr, target, target_disp, 1, dt, t, o))
+        return OMPI_SUCCESS;
     return accumulate(origin_addr, 1, dt, result_addr, 1, dt, target, target_disp, 1, dt, op, win, NULL);
 }
 
