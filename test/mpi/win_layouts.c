@@ -1,0 +1,153 @@
+/*
+ * win_layouts: puts and gets whose target datatype has a shape the layout walk must
+ * follow exactly (nested loops, negative strides and lower bounds, structs with holes,
+ * pair types, contiguous loops, a vector large enough for the rendezvous, tiles of an
+ * indexed type), each rank to its right neighbour inside a fence epoch. Over the
+ * network the target's layout travels as runs built from Open MPI's description of the
+ * datatype (mpi/osc_fabric_datatype.c); on one node it is a datatype copy. Either way
+ * every byte of the target window must equal what MPI_Unpack of the same bytes with
+ * the same datatype gives (gaps untouched), and a get with the datatype must bring back
+ * exactly the bytes put.
+ */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+enum { WIN_BYTES = 4 << 20, FILL = 0xEE };
+
+typedef struct {
+    const char *name;
+    MPI_Datatype type;
+    int count;
+    MPI_Aint disp; /* bytes into the window of the type's origin (room for a negative lb) */
+} shape;
+
+static unsigned char value(long k, int round, int rank)
+{
+    return (unsigned char)((k * 131 + round * 7 + rank * 29) & 0xFF);
+}
+
+static int make_shapes(shape *s)
+{
+    int n = 0;
+    MPI_Datatype t, inner;
+
+    int sizes[3] = {10, 12, 14}, subs[3] = {3, 4, 5}, starts[3] = {1, 2, 3};
+    MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
+    s[n++] = (shape){"subarray of double", t, 2, 0};
+
+    MPI_Type_create_hvector(200, 3, -40, MPI_INT, &t); /* blocks going down in memory */
+    s[n++] = (shape){"vector, negative stride", t, 2, 200 * 40};
+
+    const int sb[3] = {1, 2, 5};
+    const MPI_Aint sd[3] = {0, 8, 24};
+    const MPI_Datatype st[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
+    MPI_Type_create_struct(3, sb, sd, st, &t); /* holes after the int and the chars */
+    s[n++] = (shape){"struct with holes", t, 9, 0};
+
+    const int hb[3] = {2, 1, 3};
+    const MPI_Aint hd[3] = {0, 40, 100};
+    MPI_Type_create_hindexed(3, hb, hd, MPI_SHORT_INT, &t);
+    s[n++] = (shape){"hindexed of MPI_SHORT_INT", t, 4, 0};
+
+    const int ib[3] = {2, 1, 3}, id[3] = {0, 5, 9};
+    MPI_Type_indexed(3, ib, id, MPI_DOUBLE, &inner);
+    MPI_Type_create_resized(inner, -16, 200, &t); /* a lower bound below the first byte */
+    MPI_Type_free(&inner);
+    s[n++] = (shape){"resized, negative lb", t, 3, 64};
+
+    MPI_Type_contiguous(5, MPI_DOUBLE, &inner);
+    MPI_Type_vector(100, 1, 3, inner, &t); /* a loop whose body is contiguous */
+    MPI_Type_free(&inner);
+    s[n++] = (shape){"vector of contiguous blocks", t, 1, 0};
+
+    MPI_Type_vector(16384, 16, 32, MPI_INT, &t); /* 1 MiB of data: the rendezvous */
+    s[n++] = (shape){"large vector", t, 1, 0};
+
+    /* osc_ddt_random's kind: tiles of an indexed type, resized to leave gaps. */
+    int tb[64], td[64], at = 0;
+    for (int b = 0; b < 64; b++) {
+        tb[b] = 1 + (b * 7) % 5;
+        td[b] = at;
+        at += tb[b] + (b % 3);
+    }
+    MPI_Type_indexed(64, tb, td, MPI_INT, &inner);
+    MPI_Datatype tile;
+    MPI_Type_create_resized(inner, 0, (MPI_Aint)(at + 4) * 4, &tile);
+    MPI_Type_free(&inner);
+    MPI_Type_contiguous(300, tile, &t);
+    MPI_Type_free(&tile);
+    s[n++] = (shape){"tiles of an indexed type", t, 2, 0};
+
+    for (int i = 0; i < n; i++) MPI_Type_commit(&s[i].type);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    check_watchdog(120);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+
+    unsigned char *mem;
+    MPI_Win win;
+    MPI_Win_allocate(WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    unsigned char *data = malloc(WIN_BYTES), *want = malloc(WIN_BYTES), *back = malloc(WIN_BYTES);
+    CHECK(data && want && back, "out of memory");
+
+    shape shapes[16];
+    const int nshapes = make_shapes(shapes);
+    for (int round = 0; round < nshapes; round++) {
+        const shape *sh = &shapes[round];
+        int type_size;
+        MPI_Aint lb, extent, true_lb, true_extent;
+        MPI_Type_size(sh->type, &type_size);
+        MPI_Type_get_extent(sh->type, &lb, &extent);
+        MPI_Type_get_true_extent(sh->type, &true_lb, &true_extent);
+        const long bytes = (long)type_size * sh->count;
+        const MPI_Aint span_end = sh->disp + true_lb + (sh->count - 1) * extent + true_extent;
+        CHECK(sh->disp + true_lb >= 0 && span_end <= WIN_BYTES, "%s: the layout does not fit the window",
+              sh->name);
+
+        /* What the left neighbour puts here, and what the window must then hold. */
+        for (long k = 0; k < bytes; k++) data[k] = value(k, round, left);
+        memset(want, FILL, WIN_BYTES);
+        int pos = 0;
+        MPI_Unpack(data, (int)bytes, &pos, want + sh->disp, sh->count, sh->type, MPI_COMM_SELF);
+        /* And what this rank puts to the right. */
+        for (long k = 0; k < bytes; k++) data[k] = value(k, round, rank);
+
+        memset(mem, FILL, WIN_BYTES);
+        CHECK_MPI(MPI_Win_fence(0, win));
+        check_where("%s: put", sh->name);
+        CHECK_MPI(MPI_Put(data, (int)bytes, MPI_BYTE, right, sh->disp, sh->count, sh->type, win));
+        CHECK_MPI(MPI_Win_fence(0, win));
+        long wrong = 0, first = -1;
+        for (long k = 0; k < WIN_BYTES; k++)
+            if (mem[k] != want[k] && wrong++ == 0) first = k;
+        CHECK(wrong == 0, "%s: %ld window bytes differ from MPI_Unpack's, the first at %ld (%d, want %d)",
+              sh->name, wrong, first, first >= 0 ? mem[first] : 0, first >= 0 ? want[first] : 0);
+
+        /* Every rank's window now holds its left neighbour's data: get it back. */
+        memset(back, 0, (size_t)bytes);
+        check_where("%s: get", sh->name);
+        CHECK_MPI(MPI_Get(back, (int)bytes, MPI_BYTE, right, sh->disp, sh->count, sh->type, win));
+        CHECK_MPI(MPI_Win_fence(0, win));
+        wrong = 0;
+        for (long k = 0; k < bytes; k++) wrong += back[k] != data[k];
+        CHECK(wrong == 0, "%s: %ld of %ld bytes got back differ from those put", sh->name, wrong, bytes);
+    }
+
+    for (int i = 0; i < nshapes; i++) MPI_Type_free(&shapes[i].type);
+    free(data);
+    free(want);
+    free(back);
+    MPI_Win_free(&win);
+    return check_finish();
+}
