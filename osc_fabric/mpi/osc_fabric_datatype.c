@@ -272,12 +272,8 @@ static int add_items(ompi_osc_fabric_runs *r, const dt_elem_desc_t *d, uint32_t 
         const dt_elem_desc_t *e = &d[i];
         if (OPAL_DATATYPE_LOOP == e->elem.common.type) {
             const ddt_loop_desc_t *loop = &e->loop;
-            const ddt_endloop_desc_t *loop_end = &d[i + loop->items].end_loop;
-            if (loop->common.flags & OPAL_DATATYPE_FLAG_CONTIGUOUS) /* each pass one piece */
-                rc = add_run(r, base + loop_end->first_elem_disp, loop->extent, loop_end->size, loop->loops);
-            else
-                for (uint32_t k = 0; OMPI_SUCCESS == rc && k < loop->loops; ++k)
-                    rc = add_items(r, d, i + 1, i + loop->items, base + (int64_t)k * loop->extent);
+            for (uint32_t k = 0; OMPI_SUCCESS == rc && k < loop->loops; ++k)
+                rc = add_items(r, d, i + 1, i + loop->items, base + (int64_t)k * loop->extent);
             i += loop->items + 1;
             continue;
         }
