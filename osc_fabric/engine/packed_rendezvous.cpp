@@ -5,9 +5,9 @@
 //        buffer it registers; each kAmScatterPull names a chunk (AmPull). The target
 //        reads the chunk with fi_read, copies its pieces to their places, and answers.
 //   get: each kAmGatherPush names a chunk's runs and the room behind them; the target
-//        reads the runs, copies the pieces out, writes them there (fi_write, delivery
-//        complete), and answers. After the last answer the origin unpacks, chunk by
-//        chunk.
+//        reads the runs (or finds them in the request, when few), copies the pieces
+//        out, writes them there (fi_write, delivery complete), and answers. After the
+//        last answer the origin unpacks, chunk by chunk.
 // The runs travel with the bytes: a layout of tiny irregular pieces has more of them
 // than bytes, and messages of runs would cost a round trip each.
 // Chunks pipeline: the target reads one while the origin packs the next. While a chunk
@@ -31,6 +31,10 @@ namespace {
 constexpr size_t kStagingKeepMax = 16 * kRendezvousChunk;
 // Chunk buffers a target keeps: one per chunk in flight from a typical operation.
 constexpr size_t kChunkBuffersKept = 8;
+// A get chunk's runs up to this size travel in its request (a vector's are one run),
+// saving the target's read of them: a round trip per chunk.
+constexpr size_t kInlineRunsMax = 4096;
+static_assert(sizeof(AmPull) + kInlineRunsMax <= kAmMaxPayload, "inline runs fit a request");
 
 }  // namespace
 
@@ -133,11 +137,8 @@ public:
             return;
         }
         if (status_ == OSCF_OK && !scatter_ && !write_) {
-            // A get's runs are in: copy the pieces out and write them back.
-            size_t got = 0;
-            int rc = win->gather_pieces(data_.get(), count_, data_.get() + desc_, chunk_.bytes, &got);
-            if (rc == OSCF_OK && got != chunk_.bytes) rc = OSCF_ERR_ARG;
-            if (rc == OSCF_OK && (rc = transfer(win, chunk_.bytes, desc_, true)) == kAmLater) return;
+            const int rc = gather(win);  // the write's transfer() owns status_ from here
+            if (rc == kAmLater) return;
             status_ = rc;
         } else if (status_ == OSCF_OK && scatter_) {
             status_ = win->scatter_pieces(data_.get(), count_, data_.get() + desc_, chunk_.bytes, update_);
@@ -145,6 +146,19 @@ public:
         finish(*win, status_);
         keep_buffer(*win);
         delete this;
+    }
+
+    // A get's runs are in (read, or copied from the request): copies the pieces out and
+    // writes them back. kAmLater while the write is in flight.
+    int gather(oscf_win *win) {
+        size_t got = 0;
+        int rc = win->gather_pieces(data_.get(), count_, data_.get() + desc_, chunk_.bytes, &got);
+        if (rc == OSCF_OK && got != chunk_.bytes) rc = OSCF_ERR_ARG;
+        return rc == OSCF_OK ? transfer(win, chunk_.bytes, desc_, true) : rc;
+    }
+    int gather_inline(oscf_win *win, const uint8_t *runs) {
+        std::memcpy(data_.get(), runs, desc_);
+        return gather(win);
     }
 
 private:
@@ -203,7 +217,10 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
         op->expect();
         h.token = eng_.am->new_request(op, nullptr, 0);
         ++stats.layout_messages;
-        rc = eng_.am->send(p.addr, h, &chunk, sizeof chunk);
+        // A get's few runs ride along: the target need not read them first.
+        const bool inline_runs = !put && desc <= kInlineRunsMax;
+        rc = eng_.am->send(p.addr, h, &chunk, sizeof chunk, inline_runs ? sub.data() : nullptr,
+                           inline_runs ? desc : 0);
         if (rc) op->complete(rc, 0);  // no answer will come
         pos += desc + data;
         // The target's read of this chunk needs our provider's progress (tcp): give it
@@ -216,15 +233,20 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
 
 int oscf_win::serve_rendezvous(const AmHeader &h, const uint8_t *payload, size_t len) {
     AmPull chunk;
-    if (len != sizeof chunk) return OSCF_ERR_ARG;
-    std::memcpy(&chunk, payload, sizeof chunk);
     const size_t desc = size_t{h.count} * sizeof(AmRun);
+    const bool inline_runs =
+        h.opcode == kAmGatherPush && len == sizeof chunk + desc && desc <= kInlineRunsMax;
+    if (len != sizeof chunk && !inline_runs) return OSCF_ERR_ARG;
+    std::memcpy(&chunk, payload, sizeof chunk);
     if (chunk.bytes == 0 || chunk.bytes > kPullChunkMax || desc > kPullChunkMax - chunk.bytes)
         return OSCF_ERR_ARG;
     if (h.origin_rank >= peers_.size()) return OSCF_ERR_ARG;
     auto *t = new RendezvousTarget(*this, h, chunk, peer(h.origin_rank).addr);
-    // A put reads runs and bytes at once; a get reads its runs first (RendezvousTarget).
-    const int rc = t->transfer(this, h.opcode == kAmScatterPull ? desc + chunk.bytes : desc, 0, false);
+    // A put reads runs and bytes at once; a get reads its runs first (RendezvousTarget)
+    // unless they came with the request.
+    const int rc = inline_runs
+                       ? t->gather_inline(this, payload + sizeof chunk)
+                       : t->transfer(this, h.opcode == kAmScatterPull ? desc + chunk.bytes : desc, 0, false);
     if (rc != kAmLater) delete t;  // nothing in flight: answered now
     return rc;
 }
