@@ -503,11 +503,7 @@ bool ompi_osc_fabric_layout_wanted(ompi_datatype_t *origin_dt, int origin_count,
     /* Mismatched or empty calls take the general path, which reports or skips them. */
     if (origin_count <= 0 || target_count <= 0 || 0 == bytes || bytes != tsize * (size_t)target_count)
         return false;
-    {
-    }
     if (OMPI_SUCCESS != ompi_osc_fabric_runs_of(target_dt, target_count, runs)) return false;
-    {
-    }
     if (runs->pieces > 1 && runs->bytes == bytes &&
         (runs->bytes / runs->pieces <= OSCF_PACKED_PIECE_MAX ||
          ompi_osc_fabric_small_pieces(origin_dt, origin_count, bytes, OSCF_PACKED_PIECE_MAX)))
