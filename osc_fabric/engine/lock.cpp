@@ -448,11 +448,22 @@ bool oscf_win::take_direct(uint64_t *word, bool exclusive) {
         ++exclusive_gated_;
         return true;
     }
-    if (enter) {
-        Guard lk(progress().mutex());  // at rank 0, release() serves what our hold kept waiting
-        release(peer(0), Hold::gate_exclusive);
-    }
+    if (enter) release_direct(peer(0), Hold::gate_exclusive, view_gate_word_);
     return false;
+}
+
+// A hold on a word the view reaches with CPU atomics, released from the fast road: our
+// own through release() under the engine lock (it serves what the hold kept waiting),
+// a peer's with the CPU atomic release() itself would use. Inlined: as a call it added
+// 30 instructions to every fast unlock (callgrind).
+[[gnu::always_inline]] inline int oscf_win::release_direct(Peer &p, Hold hold, uint64_t *word) {
+    if (is_self(p)) {
+        Guard lk(progress().mutex());
+        return release(p, hold);
+    }
+    ++stats.direct_words;  // release()'s direct_words road
+    word_fetch_add(word, kUndo[static_cast<int>(hold)]);
+    return OSCF_OK;
 }
 
 // MPI_Win_unlock of a lock whose peer's view entry is open: nothing to it is in flight
@@ -468,17 +479,14 @@ int oscf_win::fast_unlock(int target) {
     view_peers_[static_cast<size_t>(target)].epoch = 0;
     if (ungranted_ == target) ungranted_ = -1;
     int rc = OSCF_OK;
-    if (p.lock.acquired() && (is_self(p) || p.lock.exclusive())) {
-        // release() serves what our hold kept waiting when the word is ours; the gate
-        // is left after the target, as unlock() does.
+    if (p.lock.acquired() && p.lock.exclusive()) {
+        // The gate is left after the target, as unlock() does.
         Guard lk(progress().mutex());
-        const bool exclusive = p.lock.exclusive();
-        rc = release(p, exclusive ? Hold::exclusive : Hold::shared);
-        const int grc = exclusive ? leave_exclusive_gate() : OSCF_OK;
+        rc = release(p, Hold::exclusive);
+        const int grc = leave_exclusive_gate();
         if (!rc) rc = grc;
     } else if (p.lock.acquired()) {
-        ++stats.direct_words;  // release()'s direct_words road
-        word_fetch_add(word, kUndo[static_cast<int>(Hold::shared)]);
+        rc = release_direct(p, Hold::shared, word);
     }
     end_lock(p);
     if (!locks_held_) view_.quiet = 0;
@@ -544,14 +552,7 @@ int oscf_win::fast_unlock_all() {
     // A gate taken by the engine's road may be a fabric atomic's: released there too.
     if (!lock_all_ || view_.quiet != view_.epoch || (lock_all_gated_ && !view_gate_word_) || !view_call_due())
         return 0;
-    int rc = OSCF_OK;
-    if (lock_all_gated_ && is_self(peer(0))) {
-        Guard lk(progress().mutex());  // release() serves what our hold kept waiting
-        rc = release(peer(0), Hold::gate_all);
-    } else if (lock_all_gated_) {
-        ++stats.direct_words;  // release()'s direct_words road
-        word_fetch_add(view_gate_word_, kUndo[static_cast<int>(Hold::gate_all)]);
-    }
+    const int rc = lock_all_gated_ ? release_direct(peer(0), Hold::gate_all, view_gate_word_) : OSCF_OK;
     lock_all_gated_ = false;
     lock_all_ = false;
     close_direct_view();

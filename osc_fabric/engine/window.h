@@ -222,6 +222,7 @@ private:
     bool take_own(Hold hold);                          // on our own words, with CPU atomics
     uint64_t *hold_word(Peer &p, Hold hold);           // the word a hold takes, in our mapping (direct_words)
     bool take_direct(uint64_t *word, bool exclusive);  // fast_lock's holds
+    int release_direct(Peer &p, Hold hold, uint64_t *word);  // the fast road's releases
     void drop_own(Hold hold);
     int take_shared(Guard &lk, Peer &p);
     int await_grant(Guard &lk, Peer &p);
