@@ -24,11 +24,6 @@ typedef struct {
     MPI_Aint disp; /* bytes into the window of the type's origin (room for a negative lb) */
 } shape;
 
-static unsigned char value(long k, int round, int rank)
-{
-    return (unsigned char)((k * 131 + round * 7 + rank * 29) & 0xFF);
-}
-
 static int make_shapes(shape *s)
 {
     int n = 0;
@@ -116,12 +111,12 @@ int main(int argc, char **argv)
               sh->name);
 
         /* What the left neighbour puts here, and what the window must then hold. */
-        for (long k = 0; k < bytes; k++) data[k] = value(k, round, left);
+        pattern_fill(data, (size_t)bytes, pattern_seed((uint32_t)round, (uint32_t)left, 0, 0));
         memset(want, FILL, WIN_BYTES);
         int pos = 0;
         MPI_Unpack(data, (int)bytes, &pos, want + sh->disp, sh->count, sh->type, MPI_COMM_SELF);
         /* And what this rank puts to the right. */
-        for (long k = 0; k < bytes; k++) data[k] = value(k, round, rank);
+        pattern_fill(data, (size_t)bytes, pattern_seed((uint32_t)round, (uint32_t)rank, 0, 0));
 
         memset(mem, FILL, WIN_BYTES);
         CHECK_MPI(MPI_Win_fence(0, win));
