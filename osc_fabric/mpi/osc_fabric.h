@@ -203,8 +203,8 @@ int ompi_osc_fabric_pieces_one(void *base, size_t len, ompi_osc_fabric_pieces *o
 int ompi_osc_fabric_pieces_whole(const ompi_osc_fabric_pieces *raw, size_t elem_data, size_t elem_extent,
                                  ompi_osc_fabric_pieces *out);
 void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p);
-/* The target's side of a put or get as runs (oscf_run), folded from the convertor's
- * pieces as they come, offsets from address 0: a vector's pieces are one run. */
+/* The target's side of a put or get as runs (oscf_run), walked from Open MPI's
+ * description of the datatype, offsets from address 0: a vector's pieces are one run. */
 typedef struct ompi_osc_fabric_runs {
     oscf_run *v;
     size_t n, cap;

@@ -4,6 +4,8 @@
  * target (and the result of a get_accumulate) are then cut at each other's boundaries
  * so that each engine segment is contiguous on every side. Type signatures that
  * describe different amounts of data are MPI_ERR_ARG, never a partial transfer.
+ * The layout form's runs (ompi_osc_fabric_runs_of) come from the datatype's
+ * description instead, which holds a vector as one element.
  */
 #include "osc_fabric.h"
 
