@@ -15,6 +15,8 @@
 //   version 8: kAmScatterPull and kAmGatherPush, the same by rendezvous (AmPull).
 //   version 9: kAmCompareSwap carries count elements and an oscf_swap in op; requests
 //              may be one-shot epochs (kAmImplicitEpoch, kAmImplicitGate).
+//   version 10: runs travel in their wire form (run_codec.h), a few bytes each; the
+//              layout opcodes' AmHeader::offset is the byte length of their runs.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +25,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 9;
+constexpr uint8_t kAmVersion = 10;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,   // payload: count origin elements (none for a fetching NO_OP)
@@ -39,15 +41,18 @@ enum AmOpcode : uint8_t {
                          // grant; the reply is the grant.
     kAmGather = 6,       // payload: count AmGatherRecords; the reply carries their bytes
                          // back to back, in record order (packed.cpp)
-    kAmScatter = 7,      // payload: count AmRuns, then the bytes of their pieces back to
-                         // back, which the target copies to them (packed_layout.cpp)
-    kAmGatherRuns = 8,   // payload: count AmRuns; the reply carries their pieces' bytes
-                         // back to back
-    kAmScatterPull = 9,  // payload: AmPull of a chunk of count AmRuns and their bytes;
-                         // the target reads it, copies the bytes to the pieces, replies
-    kAmGatherPush = 10,  // payload: AmPull of a chunk of count AmRuns and room for their
-                         // bytes; the target reads the runs, writes the bytes behind
-                         // them, then replies (packed_rendezvous.cpp)
+    // The layout opcodes: count AmRuns in offset bytes of their wire form (run_codec.h),
+    // padded to kRunsAlign.
+    kAmScatter = 7,      // payload: the runs, then the bytes of their pieces back to back,
+                         // which the target copies to them (packed_layout.cpp)
+    kAmGatherRuns = 8,   // payload: the runs; the reply carries their pieces' bytes back
+                         // to back
+    kAmScatterPull = 9,  // payload: AmPull of a chunk of the runs and their bytes; the
+                         // target reads it, copies the bytes to the pieces, replies
+    kAmGatherPush = 10,  // payload: AmPull of a chunk of the runs and room for their
+                         // bytes, then the runs when few; the target reads the runs
+                         // unless they came, writes the bytes behind them, then replies
+                         // (packed_rendezvous.cpp)
     kAmOpcodeMax
 };
 
@@ -122,18 +127,18 @@ struct AmGatherRecord {
 static_assert(sizeof(AmGatherRecord) == 16, "AmGatherRecord is part of the wire format");
 
 // Pieces of the target's layout: count pieces of len bytes each, stride bytes apart, the
-// first at offset (as AmHeader::offset). Pieces lie in run order in the data.
+// first at offset (as AmHeader::offset). Pieces lie in run order in the data. Messages
+// carry runs in their wire form (run_codec.h), not as this struct.
 struct AmRun {
     uint64_t offset;
     int64_t stride;
     uint32_t len;
     uint32_t count;
 };
-static_assert(sizeof(AmRun) == 24, "AmRun is part of the wire format");
 
 // Where a rendezvous chunk is in the origin's memory (an RMA address and key of its
-// registration): AmHeader::count AmRuns, then `bytes` bytes, together at most
-// kPullChunkMax.
+// registration): AmHeader::count runs in AmHeader::offset bytes, then `bytes` bytes,
+// together at most kPullChunkMax.
 struct AmPull {
     uint64_t addr;
     uint64_t key;

@@ -24,6 +24,7 @@
 
 #include "atomic_types.h"
 #include "packed_parts.h"
+#include "run_codec.h"
 #include "run_cursor.h"
 #include "window.h"
 
@@ -74,38 +75,51 @@ Span run_span(__int128 offset, int64_t stride, uint64_t len, uint64_t count) {
     return Span{offset + std::min<__int128>(0, last), offset + std::max<__int128>(0, last) + len};
 }
 
-// Lowest and highest byte offsets the runs touch, and their bytes; false on overflow.
-bool layout_extent(const oscf_run *runs, size_t n, int64_t *lo, int64_t *hi, size_t *bytes) {
-    __int128 low = INT64_MAX, high = INT64_MIN, total = 0;
+// What a layout touches and weighs: its lowest and highest byte offsets, its bytes, and
+// its runs' wire form, uncut (run_codec.h). The offsets are the caller's: the delta
+// added later changes only the first run's gap, by less than a run.
+struct LayoutSize {
+    int64_t lo = 0, hi = 0;
+    size_t bytes = 0, wire = 0;
+};
+
+// One pass over the runs; false when a span or the total overflows.
+bool measure_layout(const oscf_run *runs, size_t n, LayoutSize *out) {
+    int64_t low = INT64_MAX, high = INT64_MIN;
+    size_t total = 0;
+    WireSize wire;
     for (size_t i = 0; i < n; ++i) {
         const oscf_run &r = runs[i];
         if (r.len == 0 || r.count == 0) continue;
-        const Span s = run_span(r.offset, r.stride, r.len, r.count);
-        low = std::min(low, s.lo);
-        high = std::max(high, s.hi);
-        total += static_cast<__int128>(r.len) * r.count;
+        int64_t last, lo, hi, bytes;
+        if (r.len > INT64_MAX || r.count > INT64_MAX ||
+            __builtin_mul_overflow(r.stride, static_cast<int64_t>(r.count - 1), &last) ||
+            __builtin_add_overflow(r.offset, std::min<int64_t>(0, last), &lo) ||
+            __builtin_add_overflow(r.offset, std::max<int64_t>(0, last), &hi) ||
+            __builtin_add_overflow(hi, static_cast<int64_t>(r.len), &hi) ||
+            __builtin_mul_overflow(static_cast<int64_t>(r.len), static_cast<int64_t>(r.count), &bytes) ||
+            __builtin_add_overflow(total, static_cast<size_t>(bytes), &total))
+            return false;
+        low = std::min(low, lo);
+        high = std::max(high, hi);
+        wire.add(static_cast<uint64_t>(r.offset), r.stride, r.len, r.count);
     }
-    if (total == 0) {
-        *lo = *hi = 0;
-        *bytes = 0;
-        return true;
-    }
-    if (low < INT64_MIN || high > INT64_MAX || total > static_cast<__int128>(SIZE_MAX / 2)) return false;
-    *lo = static_cast<int64_t>(low);
-    *hi = static_cast<int64_t>(high);
-    *bytes = static_cast<size_t>(total);
+    if (total > SIZE_MAX / 2) return false;
+    *out = total ? LayoutSize{low, high, total, wire.bytes() + kRunBytesMax} : LayoutSize{};
     return true;
 }
 
-// Calls piece(at, len) for every piece of the n runs at desc, in order, where at is
-// where(offset, len) says the piece lies; stops at the first status that is not
-// OSCF_OK, and fails with OSCF_ERR_RMA_RANGE at a piece where() refuses. A run whose
+// Calls piece(at, len) for every piece of the n runs in desc_len bytes at desc (their
+// wire form, run_codec.h), in order, where at is where(offset, len) says the piece lies;
+// stops at the first status that is not OSCF_OK, fails with OSCF_ERR_RMA_RANGE at a
+// piece where() refuses and with OSCF_ERR_ARG when the runs are malformed. A run whose
 // whole span where() accepts is checked once, not piece by piece.
 template <class Where, class Piece>
-int each_piece(const uint8_t *desc, uint32_t n, Where &&where, Piece &&piece) {
-    for (uint32_t i = 0; i < n; ++i) {
-        AmRun r;
-        std::memcpy(&r, desc + i * sizeof r, sizeof r);
+int each_piece(const uint8_t *desc, size_t desc_len, uint32_t n, Where &&where, Piece &&piece) {
+    RunReader reader(desc, desc_len);
+    AmRun r;
+    uint32_t seen = 0;
+    for (; seen < n && reader.next(&r); ++seen) {
         if (r.count == 0 || r.len == 0) continue;
         const Span s = run_span(r.offset, r.stride, r.len, r.count);
         char *span = s.lo >= 0 && s.hi <= static_cast<__int128>(UINT64_MAX)
@@ -119,7 +133,7 @@ int each_piece(const uint8_t *desc, uint32_t n, Where &&where, Piece &&piece) {
             if (rc != OSCF_OK) return rc;
         }
     }
-    return OSCF_OK;
+    return seen == n && reader.ok_padded() ? OSCF_OK : OSCF_ERR_ARG;
 }
 
 }  // namespace
@@ -131,20 +145,20 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     int rc = check_target(target);
     if (!rc && notify) rc = check_request_epoch(target, what);
     if (rc) return rc;
-    int64_t lo = 0, hi = 0;
-    size_t bytes = 0;
-    if (!layout_extent(runs, n, &lo, &hi, &bytes))
+    LayoutSize size;
+    if (!measure_layout(runs, n, &size))
         return usage_error(OSCF_ERR_RMA_RANGE, "%s: the target datatype's layout overflows", what);
+    const size_t bytes = size.bytes;
     Peer &p = peer(target);
     if (bytes > 0 && (target == rank_ || direct_memory(p)))
         return staged_transfer(lk, dir, target, runs, n, disp, bytes, pk, notify);
     OpScope scope(p.ops, notify);
     rc = begin_access(lk, target, what);
     uint64_t delta = 0;
-    if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lo, hi, what, &delta);
+    if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, size.lo, size.hi, what, &delta);
     if (!rc) stats.layout_bytes += bytes;
     if (!rc && bytes >= kRendezvousMin)
-        rc = rendezvous(p, dir, runs, n, bytes, delta, hold.pass_on(), scope, Update{});
+        rc = rendezvous(p, dir, runs, n, bytes, size.wire, delta, hold.pass_on(), scope, Update{});
     else if (!rc && bytes > 0)
         rc = dir == Dir::write ? scatter(p, runs, n, delta, pk, scope, Update{})
                                : gather_runs(p, runs, n, delta, bytes, hold.pass_on(), scope);
@@ -164,21 +178,23 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
     if (!engine_applies(target, type)) return OSCF_ERR_UNSUPPORTED;
     Peer &p = peer(target);
     if (notify && (rc = check_request_epoch(target, "accumulate"))) return rc;
-    int64_t lo = 0, hi = 0;
-    size_t bytes = 0;
-    if (!layout_extent(runs, n, &lo, &hi, &bytes))
+    LayoutSize lsize;
+    if (!measure_layout(runs, n, &lsize))
         return usage_error(OSCF_ERR_RMA_RANGE, "accumulate: the target datatype's layout overflows");
+    const size_t bytes = lsize.bytes;
     const size_t size = type_size(type);
     for (size_t i = 0; i < n; ++i)
         if (runs[i].len % size) return usage_error(OSCF_ERR_TYPE, "accumulate: a piece splits an element");
     OpScope scope(p.acc, notify);
     rc = begin_access(lk, target, "accumulate");
     uint64_t delta = 0;
-    if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lo, hi, "accumulate", &delta);
+    if (!rc && bytes > 0)
+        rc = layout_delta(lk, target, disp, runs, n, lsize.lo, lsize.hi, "accumulate", &delta);
     // What is queued for the target leaves first; an ordering waits for earlier ones.
     if (!rc && bytes > 0 && !(rc = send_batch(p))) rc = order_accumulate(lk, p, OSCF_PATH_AM);
     if (!rc && bytes >= kRendezvousMin)
-        rc = rendezvous(p, Dir::write, runs, n, bytes, delta, hold.pass_on(), scope, Update{type, op});
+        rc = rendezvous(p, Dir::write, runs, n, bytes, lsize.wire, delta, hold.pass_on(), scope,
+                        Update{type, op});
     else if (!rc && bytes > 0)
         rc = scatter(p, runs, n, delta, pk, scope, Update{type, op});
     if (!rc) {
@@ -241,19 +257,18 @@ int oscf_win::scatter(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, c
     if (rc) return rc;
     if (!pack_buffer_) pack_buffer_.reset(new uint8_t[kAmMaxPayload]);
     RunCursor cursor(runs, n, delta, type_size(u.type));
-    std::vector<AmRun> sub;
+    RunList sub;
     while (!cursor.done()) {
         const size_t data = cursor.next(sub, RunCursor::shared(kAmMaxPayload));
         if (pk.pack(pk.arg, pack_buffer_.get(), data) != OSCF_OK) return OSCF_ERR_INTERNAL;
         const bool last = cursor.done();
-        AmHeader h = am_request(p, kAmScatter, u.type, u.op, last ? 0 : kAmNoReply,
-                                static_cast<uint32_t>(sub.size()), 0);
+        AmHeader h = am_request(p, kAmScatter, u.type, u.op, last ? 0 : kAmNoReply, sub.count(), sub.pad());
         if (last) {
             h.token = eng_.am->new_request(scope.context(), nullptr, 0);
             scope.on_post();
         }
         ++stats.layout_messages;
-        rc = eng_.am->send(p.addr, h, sub.data(), sub.size() * sizeof(AmRun), pack_buffer_.get(), data);
+        rc = eng_.am->send(p.addr, h, sub.data(), sub.bytes(), pack_buffer_.get(), data);
         if (rc) {
             if (last) scope.context()->complete(rc, 0);  // no reply will come
             return rc;
@@ -268,15 +283,15 @@ int oscf_win::gather_runs(Peer &p, const oscf_run *runs, size_t n, uint64_t delt
     scope.on_post();
     int rc = send_batch(p);
     RunCursor cursor(runs, n, delta);
-    std::vector<AmRun> sub;
+    RunList sub;
     for (size_t pos = 0; !rc && !cursor.done();) {
         const size_t data = cursor.next(sub, RunCursor::split(kAmMaxPayload));
-        AmHeader h = am_request(p, kAmGatherRuns, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, kAmFetch,
-                                static_cast<uint32_t>(sub.size()), 0);
+        AmHeader h =
+            am_request(p, kAmGatherRuns, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, kAmFetch, sub.count(), sub.pad());
         reply->expect();
         h.token = eng_.am->new_request(reply, reply->at(pos), data);
         ++stats.layout_messages;
-        rc = eng_.am->send(p.addr, h, sub.data(), sub.size() * sizeof(AmRun));
+        rc = eng_.am->send(p.addr, h, sub.data(), sub.bytes());
         if (rc) reply->complete(rc, 0);  // no reply will come
         pos += data;
     }
@@ -301,27 +316,28 @@ int oscf_win::serve_scatter(const AmHeader &h, const uint8_t *payload, size_t le
 }
 
 int oscf_win::scatter_here(const AmHeader &h, const uint8_t *payload, size_t len) {
-    const size_t desc = size_t{h.count} * sizeof(AmRun);
+    const uint64_t desc = h.offset;  // the runs' bytes
     if (desc > len) return OSCF_ERR_ARG;
-    return scatter_pieces(payload, h.count, payload + desc, len - desc,
+    return scatter_pieces(payload, desc, h.count, payload + desc, len - desc,
                           Update{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)});
 }
 
 int oscf_win::serve_gather_runs(const AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
                                 size_t *out_len) {
     *out_len = 0;
-    if (len != size_t{h.count} * sizeof(AmRun)) return OSCF_ERR_ARG;
-    return gather_pieces(payload, h.count, out, kAmMaxPayload, out_len);
+    if (len != h.offset) return OSCF_ERR_ARG;  // the runs, and nothing else
+    return gather_pieces(payload, len, h.count, out, kAmMaxPayload, out_len);
 }
 
-int oscf_win::scatter_pieces(const uint8_t *desc, uint32_t n, const uint8_t *data, size_t len, Update u) {
+int oscf_win::scatter_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, const uint8_t *data,
+                             size_t len, Update u) {
     // An accumulate's pieces are whole elements, applied as every emulated accumulate is.
     if (!u.copy() &&
         (!valid_type(u.type) || !valid_op(u.op) || !op_allowed(u.op, u.type) || u.op == OSCF_OP_NO_OP))
         return OSCF_ERR_ARG;
     const size_t size = type_size(u.type);
     auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
-    int rc = each_piece(desc, n, where, [&](char *t, size_t bytes) {
+    int rc = each_piece(desc, desc_len, n, where, [&](char *t, size_t bytes) {
         if (bytes > len || bytes % size) return OSCF_ERR_ARG;
         if (u.copy())
             std::memcpy(t, data, bytes);
@@ -334,10 +350,11 @@ int oscf_win::scatter_pieces(const uint8_t *desc, uint32_t n, const uint8_t *dat
     return rc == OSCF_OK && len != 0 ? OSCF_ERR_ARG : rc;
 }
 
-int oscf_win::gather_pieces(const uint8_t *desc, uint32_t n, uint8_t *out, size_t cap, size_t *out_len) {
+int oscf_win::gather_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, uint8_t *out, size_t cap,
+                            size_t *out_len) {
     size_t total = 0;
     auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
-    int rc = each_piece(desc, n, where, [&](const char *t, size_t bytes) {
+    int rc = each_piece(desc, desc_len, n, where, [&](const char *t, size_t bytes) {
         if (bytes > cap - total) return OSCF_ERR_ARG;
         std::memcpy(out + total, t, bytes);
         total += bytes;

@@ -15,11 +15,11 @@
 // order at the target (an unlock behind the put) is kept.
 #include <cstring>
 #include <memory>
-#include <vector>
 
 #include "am.h"
 #include "packed_parts.h"
 #include "atomic_types.h"
+#include "run_codec.h"
 #include "run_cursor.h"
 #include "window.h"
 
@@ -97,7 +97,7 @@ public:
           count_(h.count),
           chunk_(chunk),
           origin_(origin),
-          desc_(size_t{h.count} * sizeof(AmRun)) {
+          desc_(h.offset) {
         const size_t need = desc_ + chunk.bytes;
         if (need <= kRendezvousChunk && !win.chunk_buffers_.empty()) {
             data_ = std::move(win.chunk_buffers_.back());
@@ -141,7 +141,8 @@ public:
             if (rc == kAmLater) return;
             status_ = rc;
         } else if (status_ == OSCF_OK && scatter_) {
-            status_ = win->scatter_pieces(data_.get(), count_, data_.get() + desc_, chunk_.bytes, update_);
+            status_ =
+                win->scatter_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes, update_);
         }
         finish(*win, status_);
         keep_buffer(*win);
@@ -152,7 +153,7 @@ public:
     // writes them back. kAmLater while the write is in flight.
     int gather(oscf_win *win) {
         size_t got = 0;
-        int rc = win->gather_pieces(data_.get(), count_, data_.get() + desc_, chunk_.bytes, &got);
+        int rc = win->gather_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes, &got);
         if (rc == OSCF_OK && got != chunk_.bytes) rc = OSCF_ERR_ARG;
         return rc == OSCF_OK ? transfer(win, chunk_.bytes, desc_, true) : rc;
     }
@@ -184,14 +185,14 @@ private:
     bool write_ = false;
 };
 
-int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, uint64_t delta,
-                         const oscf_packer &pk, OpScope &scope, Update u) {
+int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
+                         uint64_t delta, const oscf_packer &pk, OpScope &scope, Update u) {
     const bool put = dir == Dir::write;
     // Each chunk is its runs, then their bytes, together at most kRendezvousChunk: a
     // layout of many tiny pieces has more runs than bytes, and they travel the same way.
     const RunCursor::Room room = RunCursor::shared(kRendezvousChunk);
-    std::vector<AmRun> sub;
-    const size_t staged = RunCursor::shared_bound(n, bytes, type_size(u.type), kRendezvousChunk);
+    RunList sub;
+    const size_t staged = RunCursor::shared_bound(wire, bytes, type_size(u.type), kRendezvousChunk);
     auto *op = new RendezvousOrigin(*this, !put, pk, scope.context());
     scope.on_post();
     int rc = op->open(*this, staged);
@@ -199,7 +200,7 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
     RunCursor cursor(runs, n, delta, type_size(u.type));
     for (size_t pos = 0; !rc && !cursor.done();) {
         const size_t data = cursor.next(sub, room);
-        const size_t desc = sub.size() * sizeof(AmRun);
+        const size_t desc = sub.pad();
         if (desc + data > staged - pos) {  // shared_bound is wrong: never write past it
             log(0, "rendezvous: a chunk ends %zu bytes in, past the %zu staged", pos + desc + data, staged);
             rc = OSCF_ERR_INTERNAL;
@@ -213,7 +214,7 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
         const AmPull chunk = op->chunk(fab(), pos, data);
         op->add_chunk(pos + desc, data);
         AmHeader h = am_request(p, put ? kAmScatterPull : kAmGatherPush, u.type, put ? u.op : OSCF_OP_NO_OP,
-                                0, static_cast<uint32_t>(sub.size()), 0);
+                                0, sub.count(), desc);
         op->expect();
         h.token = eng_.am->new_request(op, nullptr, 0);
         ++stats.layout_messages;
@@ -233,7 +234,7 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
 
 int oscf_win::serve_rendezvous(const AmHeader &h, const uint8_t *payload, size_t len) {
     AmPull chunk;
-    const size_t desc = size_t{h.count} * sizeof(AmRun);
+    const uint64_t desc = h.offset;  // the runs' bytes
     const bool inline_runs =
         h.opcode == kAmGatherPush && len == sizeof chunk + desc && desc <= kInlineRunsMax;
     if (len != sizeof chunk && !inline_runs) return OSCF_ERR_ARG;

@@ -8,12 +8,16 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "am_proto.h"
+#include "run_codec.h"
 #include "osc_fabric/engine.h"
 
 namespace oscf {
+
+// Every room the engine cuts for takes any run, its padding and a piece of the largest
+// element, so each message carries something (the largest oscf_type is 32 bytes).
+static_assert(kAmMaxPayload > 5 * kRunBytesMax + kRunsAlign + 32, "a message takes any run");
 
 class RunCursor {
 public:
@@ -27,7 +31,7 @@ public:
 
     bool done() const { return i_ == n_; }
 
-    // What one message may carry: descriptions (sizeof(AmRun) each) up to desc bytes,
+    // What one message may carry: runs (their wire form, run_codec.h) up to desc bytes,
     // their pieces' bytes up to data, and both together up to total.
     struct Room {
         size_t desc, data, total;
@@ -37,33 +41,41 @@ public:
     // A get's message: runs in the request, their bytes in the reply.
     static Room split(size_t room) { return Room{room, room, SIZE_MAX}; }
 
-    // The most that messages of shared(room) take for n runs of `bytes` bytes, runs
-    // included, known without cutting them (a walk of the runs costs what the cut does).
-    // Every message but the last is full but for less than a run and a unit. A cut inside
-    // a piece turns its run into four (the pieces before, the piece's head; its tail, the
-    // pieces after), so each cut adds at most three runs.
-    static size_t shared_bound(size_t n, size_t bytes, size_t unit, size_t room) {
-        const size_t whole = n * sizeof(AmRun) + bytes;
-        const size_t per_message = room - 4 * sizeof(AmRun) - unit;
-        return whole + (whole / per_message + 1) * 3 * sizeof(AmRun);
+    // The most that messages of shared(room) take for runs of `bytes` bytes whose wire
+    // form, uncut, is runs_bytes (WireSize), known without cutting them (a cut costs
+    // what the transfer's bookkeeping does). Every message but the last is full but for
+    // less than a run and a unit. A cut inside a piece turns its run into four (the
+    // pieces before, the piece's head; its tail, the pieces after), and a message's first
+    // run counts from 0 instead of the run before: each message adds at most four runs,
+    // and its padding.
+    static size_t shared_bound(size_t runs_bytes, size_t bytes, size_t unit, size_t room) {
+        const size_t whole = runs_bytes + bytes;
+        const size_t per_message = room - 5 * kRunBytesMax - kRunsAlign - unit;
+        return whole + (whole / per_message + 1) * (4 * kRunBytesMax + kRunsAlign);
     }
-
-    // The next message's runs; returns their bytes.
-    size_t next(std::vector<AmRun> &out, Room room) {
+    // The next message's runs, into out (cleared first, room left for its pad()); returns
+    // their pieces' bytes.
+    size_t next(RunList &out, Room room) {
         out.clear();
-        size_t desc = 0, data = 0;
+        size_t data = 0;
         while (!done()) {
-            const size_t desc_after = desc + sizeof(AmRun);
-            if (desc_after > room.desc || data >= room.data || desc_after + data >= room.total) break;
-            const size_t left = std::min(room.data - data, room.total - desc_after - data);
             const oscf_run &r = runs_[i_];
             const uint64_t first =
                 delta_ + static_cast<uint64_t>(r.offset) + static_cast<uint64_t>(r.stride) * piece_ + byte_;
+            // What the run left takes at most: what is cut of it takes no more.
+            const size_t left_pieces = std::min<size_t>(r.count - piece_, UINT32_MAX);
+            const size_t desc_after =
+                out.bytes() + kRunsAlign - 1 +
+                out.size(AmRun{first, r.stride,
+                               static_cast<uint32_t>(std::min<size_t>(r.len - byte_, UINT32_MAX)),
+                               static_cast<uint32_t>(byte_ > 0 ? 1 : left_pieces)});
+            if (desc_after > room.desc || data >= room.data || desc_after + data >= room.total) break;
+            const size_t left = std::min(room.data - data, room.total - desc_after - data);
             if (byte_ > 0 || r.len > left) {
                 // Part of one piece: what fits of it, in whole units.
                 const size_t take = std::min(r.len - byte_, left / unit_ * unit_);
                 if (take == 0) break;
-                out.push_back(AmRun{first, 0, static_cast<uint32_t>(take), 1});
+                out.add(AmRun{first, 0, static_cast<uint32_t>(take), 1});
                 data += take;
                 byte_ += take;
                 if (byte_ == r.len) {
@@ -71,12 +83,11 @@ public:
                     advance(1);
                 }
             } else {
-                const size_t m = std::min({r.count - piece_, left / r.len, size_t{UINT32_MAX}});
-                out.push_back(AmRun{first, r.stride, static_cast<uint32_t>(r.len), static_cast<uint32_t>(m)});
+                const size_t m = std::min(left_pieces, left / r.len);
+                out.add(AmRun{first, r.stride, static_cast<uint32_t>(r.len), static_cast<uint32_t>(m)});
                 data += m * r.len;
                 advance(m);
             }
-            desc = desc_after;
         }
         return data;
     }

@@ -336,12 +336,17 @@ private:
     int serve_scatter(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     int scatter_here(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     // The n runs at desc: their pieces filled from data, or copied out to out.
-    int scatter_pieces(const uint8_t *desc, uint32_t n, const uint8_t *data, size_t len, Update u);
-    int gather_pieces(const uint8_t *desc, uint32_t n, uint8_t *out, size_t cap, size_t *out_len);
+    // desc: n runs in desc_len bytes of their wire form (run_codec.h).
+    int scatter_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, const uint8_t *data, size_t len,
+                       Update u);
+    int gather_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, uint8_t *out, size_t cap,
+                      size_t *out_len);
     // packed_rendezvous.cpp: the same for large operations, by RMA of a registered copy.
     static constexpr size_t kRendezvousMin = 4 * oscf::kAmMaxPayload;  // bytes; below, messages
-    int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, uint64_t delta,
-                   const oscf_packer &pk, oscf::OpScope &scope, Update u);
+    // wire: the runs' wire form, uncut (packed_layout.cpp, LayoutSize), which sizes the
+    // staging.
+    int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
+                   uint64_t delta, const oscf_packer &pk, oscf::OpScope &scope, Update u);
     int serve_rendezvous(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     class RendezvousOrigin;  // one operation's registered copy and answers
     class RendezvousTarget;  // one chunk being served

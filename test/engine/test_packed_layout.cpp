@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../../osc_fabric/engine/am_proto.h"
+#include "../../osc_fabric/engine/run_codec.h"
 #include "two_ranks.h"
 
 namespace {
@@ -101,7 +102,7 @@ TEST_CASE("a layout's pieces travel in few messages and land in place, both ways
     CHECK(st.gets == 0);
     if (target == 1) {
         // Per direction: the bytes plus a few descriptions per message, not a message a piece.
-        const size_t per_way = bytes_of(runs) / (oscf::kAmMaxPayload - 4 * sizeof(oscf::AmRun)) + 2;
+        const size_t per_way = bytes_of(runs) / (oscf::kAmMaxPayload - 4 * oscf::kRunBytesMax) + 2;
         CHECK(st.layout_messages >= 2);
         CHECK(st.layout_messages <= 2 * per_way);
     } else {

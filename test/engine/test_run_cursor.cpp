@@ -7,7 +7,9 @@
 #include "../../osc_fabric/engine/run_cursor.h"
 
 using oscf::AmRun;
+using oscf::kRunBytesMax;
 using oscf::RunCursor;
+using oscf::RunList;
 
 namespace {
 
@@ -33,21 +35,41 @@ std::vector<Piece> pieces_of(const std::vector<Run> &runs) {
     return out;
 }
 
+// A message's runs as the target reads them.
+std::vector<AmRun> decode(const RunList &l) {
+    oscf::RunReader reader(l.data(), l.bytes());
+    std::vector<AmRun> out;
+    AmRun r;
+    while (reader.next(&r)) out.push_back(r);
+    CHECK(reader.ok());
+    CHECK(out.size() == l.count());
+    return out;
+}
+
 struct Cut {
     std::vector<std::vector<AmRun>> messages;
+    std::vector<size_t> desc;  // each message's runs, in bytes of their wire form
     std::vector<size_t> bytes;
 };
 
 Cut cut(const std::vector<oscf_run> &runs, size_t room, bool shares, uint64_t delta = 0) {
     RunCursor c(runs.data(), runs.size(), delta);
     Cut out;
-    std::vector<AmRun> sub;
+    RunList sub;
     while (!c.done()) {
         out.bytes.push_back(c.next(sub, shares ? RunCursor::shared(room) : RunCursor::split(room)));
-        out.messages.push_back(sub);
+        out.messages.push_back(decode(sub));
+        out.desc.push_back(sub.pad());          // as it travels
         REQUIRE(out.messages.size() < 100000);  // the cursor always advances
     }
     return out;
+}
+
+size_t wire_of(const std::vector<oscf_run> &runs) {
+    oscf::WireSize w;
+    for (const oscf_run &r : runs)
+        if (r.len && r.count) w.add(static_cast<uint64_t>(r.offset), r.stride, r.len, r.count);
+    return w.bytes();
 }
 
 std::vector<AmRun> all_runs(const Cut &c) {
@@ -68,7 +90,7 @@ TEST_CASE("a vector's pieces fill messages whole and cover every byte once", "[r
             size_t data = 0;
             for (const AmRun &r : c.messages[i]) data += size_t{r.len} * r.count;
             CHECK(data == c.bytes[i]);
-            const size_t desc = c.messages[i].size() * sizeof(AmRun);
+            const size_t desc = c.desc[i];
             CHECK(desc <= room);
             CHECK((shares ? desc + data : data) <= room);
             total += data;
@@ -76,7 +98,7 @@ TEST_CASE("a vector's pieces fill messages whole and cover every byte once", "[r
         CHECK(total == 64u * 16384);
         CHECK(pieces_of(all_runs(c)) == pieces_of(runs));
         // Few messages: each all but full.
-        CHECK(c.messages.size() <= 64u * 16384 / (room - 3 * sizeof(AmRun)) + 1);
+        CHECK(c.messages.size() <= 64u * 16384 / (room - 3 * kRunBytesMax) + 1);
     }
 }
 
@@ -89,17 +111,20 @@ TEST_CASE("a piece larger than a message is split across messages", "[run_cursor
     for (size_t i = 0; i < c.messages.size(); ++i) {
         size_t data = 0;
         for (const AmRun &r : c.messages[i]) data += size_t{r.len} * r.count;
-        CHECK(data + c.messages[i].size() * sizeof(AmRun) <= 4096);
+        CHECK(data + c.desc[i] <= 4096);
     }
 }
 
 TEST_CASE("negative strides, empty runs and descriptions that fill the room", "[run_cursor]") {
-    const std::vector<oscf_run> runs{{5000, -10, 4, 300}, {0, 0, 0, 9}, {7, 3, 1, 0}, {1, 2, 1, 2000}};
-    // A get: descriptions and bytes each have their own room; a tiny room makes the
-    // descriptions the limit.
-    const Cut c = cut(runs, 3 * sizeof(AmRun), false);
+    std::vector<oscf_run> runs{{5000, -10, 4, 300}, {0, 0, 0, 9}, {7, 3, 1, 0}, {1, 2, 1, 2000}};
+    for (int64_t i = 0; i < 40; ++i) runs.push_back(oscf_run{100000 + i * i * 37, 0, 3, 1});
+    // A get: descriptions and bytes each have their own room; the smallest room that
+    // takes any run (and its padding) makes the descriptions the limit.
+    const size_t room = kRunBytesMax + oscf::kRunsAlign - 1;
+    const Cut c = cut(runs, room, false);
     CHECK(pieces_of(all_runs(c)) == pieces_of(runs));
-    for (const auto &m : c.messages) CHECK(m.size() <= 3);
+    CHECK(c.messages.size() > 2);
+    for (size_t d : c.desc) CHECK(d <= room);
 }
 
 TEST_CASE("no runs, or only empty ones, is done at once", "[run_cursor]") {
@@ -112,14 +137,15 @@ TEST_CASE("an element is never split between messages", "[run_cursor]") {
     // 12-byte pieces of 4-byte elements, a room no multiple of 12 or of 4 beyond the runs.
     const std::vector<oscf_run> runs{{0, 16, 12, 1000}, {100000, 0, 4000, 1}};
     RunCursor c(runs.data(), runs.size(), 0, 4);
-    std::vector<AmRun> sub;
+    RunList sub;
     std::vector<AmRun> all;
     while (!c.done()) {
         const size_t data = c.next(sub, RunCursor::shared(1001));
         CHECK(data % 4 == 0);
         CHECK(data > 0);
-        for (const AmRun &r : sub) CHECK(r.len % 4 == 0);
-        all.insert(all.end(), sub.begin(), sub.end());
+        const std::vector<AmRun> runs_of_message = decode(sub);
+        for (const AmRun &r : runs_of_message) CHECK(r.len % 4 == 0);
+        all.insert(all.end(), runs_of_message.begin(), runs_of_message.end());
     }
     CHECK(pieces_of(all) == pieces_of(runs));
 }
@@ -137,7 +163,7 @@ TEST_CASE("what shared messages take never exceeds shared_bound", "[run_cursor]"
     };
     for (int trial = 0; trial < 300; ++trial) {
         const size_t unit = size_t{1} << next(6);
-        const size_t room = trial % 3 == 0 ? 256 * 1024 : 8 * sizeof(AmRun) + 32 + next(4096);
+        const size_t room = trial % 3 == 0 ? 256 * 1024 : 8 * kRunBytesMax + 32 + next(4096);
         std::vector<oscf_run> runs;
         size_t bytes = 0;
         const size_t n = 1 + next(trial % 5 == 0 ? 20000 : 200);
@@ -151,16 +177,25 @@ TEST_CASE("what shared messages take never exceeds shared_bound", "[run_cursor]"
                                     len, count});
             bytes += len * count;
         }
-        RunCursor c(runs.data(), runs.size(), 0, unit);
-        std::vector<AmRun> sub;
+        // As the engine does: the wire size without the delta, which moves only the first
+        // run's gap.
+        const uint64_t delta = trial % 2 ? 0 : next(uint64_t{1} << 62);
+        RunCursor c(runs.data(), runs.size(), delta, unit);
+        RunList sub;
         size_t taken = 0;
+        std::vector<AmRun> all;
         while (!c.done()) {
             const size_t data = c.next(sub, RunCursor::shared(room));
-            taken += sub.size() * sizeof(AmRun) + data;
+            const std::vector<AmRun> m = decode(sub);
+            taken += sub.pad() + data;
+            all.insert(all.end(), m.begin(), m.end());
         }
         INFO("trial " << trial << ": " << n << " runs, " << bytes << " bytes, unit " << unit << ", room "
-                      << room);
-        const size_t bound = RunCursor::shared_bound(runs.size(), bytes, unit, room);
+                      << room << ", delta " << delta);
+        std::vector<oscf_run> shifted = runs;
+        for (auto &r : shifted) r.offset += static_cast<int64_t>(delta);
+        CHECK(pieces_of(all) == pieces_of(shifted));
+        const size_t bound = RunCursor::shared_bound(wire_of(runs) + kRunBytesMax, bytes, unit, room);
         CHECK(taken <= bound);
         // The staging it sizes stays close to what is used, at a rendezvous chunk's room.
         if (room == 256 * 1024) CHECK(bound - taken <= taken / 1000 + room);
