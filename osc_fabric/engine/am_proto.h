@@ -147,8 +147,10 @@ struct AmPull {
 static_assert(sizeof(AmPull) == 24, "AmPull is part of the wire format");
 constexpr size_t kPullChunkMax = size_t{1} << 20;
 // What an origin puts in one chunk: large enough that a transfer costs what its bytes
-// cost, small enough that packing the next overlaps it.
-constexpr size_t kRendezvousChunk = 256 * 1024;
+// cost, small enough that packing the next overlaps it. Over tcp each chunk's transfer
+// is CPU work at both ends that waits for the chunk before it, so fewer, larger chunks
+// win there (perf/README.md, "Measurements behind design choices").
+constexpr size_t kRendezvousChunk = 512 * 1024;
 static_assert(kRendezvousChunk <= kPullChunkMax, "the target refuses larger chunks");
 
 // Largest payload of one message: longer accumulates are split into chunks of whole

@@ -15,6 +15,7 @@
 // order at the target (an unlock behind the put) is kept.
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "am.h"
 #include "packed_parts.h"
@@ -28,9 +29,9 @@ using namespace oscf;
 namespace {
 
 // Kept for the next operation up to this size; a larger one is freed when done.
-constexpr size_t kStagingKeepMax = 16 * kRendezvousChunk;
-// Chunk buffers a target keeps: one per chunk in flight from a typical operation.
-constexpr size_t kChunkBuffersKept = 8;
+constexpr size_t kStagingKeepMax = size_t{4} << 20;
+// Chunk buffers a target keeps for the next chunks: a few origins' at once.
+constexpr size_t kChunkBuffersKept = 4;
 // A get chunk's runs up to this size travel in its request (a vector's are one run),
 // saving the target's read of them: a round trip per chunk.
 constexpr size_t kInlineRunsMax = 4096;
@@ -39,7 +40,9 @@ static_assert(sizeof(AmPull) + kInlineRunsMax <= kAmMaxPayload, "inline runs fit
 }  // namespace
 
 // The origin's side of one operation: its registered copy, which goes back to the window
-// once every chunk is answered (PackedParts does the rest).
+// once every chunk is answered (PackedParts does the rest). A get's chunks are unpacked
+// as soon as they and every chunk before them are answered, while the target still
+// writes the later ones: the origin would otherwise unpack them all after the last.
 class oscf_win::RendezvousOrigin final : public PackedParts {
 public:
     RendezvousOrigin(oscf_win &win, bool get, const oscf_packer &pk, Completion *next)
@@ -50,12 +53,40 @@ public:
         const uint64_t base = fab.limits().virt_addr ? reinterpret_cast<uint64_t>(staging_.mem.get()) : 0;
         return AmPull{base + pos, staging_.key, bytes};
     }
-    // A chunk's bytes are at pos, len of them: a get unpacks them in this order.
-    void add_chunk(size_t pos, size_t len) {
+    // A chunk's bytes are at pos, len of them: a get unpacks them in this order. Returns
+    // what its answer completes.
+    Completion *add_chunk(size_t pos, size_t len) {
         if (get_) unpack_later(at(pos), len);
+        expect();
+        answered_.push_back(false);
+        return new Answer(*this, answered_.size() - 1);
     }
 
 private:
+    // One chunk's answer: tells the operation which chunk it was.
+    class Answer final : public Completion {
+    public:
+        Answer(RendezvousOrigin &op, size_t index) : op_(op), index_(index) {}
+        void complete(int status, size_t) override {
+            RendezvousOrigin &op = op_;
+            const size_t index = index_;
+            delete this;
+            op.answered(index, status);
+        }
+
+    private:
+        RendezvousOrigin &op_;
+        size_t index_;
+    };
+
+    void answered(size_t index, int status) {
+        if (status == OSCF_OK) {
+            answered_[index] = true;
+            while (in_order_ < answered_.size() && answered_[in_order_]) ++in_order_;
+            if (get_) unpack_upto(in_order_);
+        }
+        complete(status, 0);
+    }
     void done() override {
         oscf_win *win = am_.window(window_id_);
         if (win && staging_.mr && staging_.cap <= kStagingKeepMax && win->staging_.cap < staging_.cap)
@@ -65,7 +96,9 @@ private:
     ActiveMessages &am_;
     uint64_t window_id_;
     bool get_;
-    Staging staging_;  // each chunk's runs, then its bytes
+    Staging staging_;             // each chunk's runs, then its bytes
+    std::vector<bool> answered_;  // per chunk
+    size_t in_order_ = 0;         // chunks answered, every one before them too
 };
 
 // The window's kept copy when it is large enough, else a new one, registered.
@@ -212,17 +245,16 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
             break;
         }
         const AmPull chunk = op->chunk(fab(), pos, data);
-        op->add_chunk(pos + desc, data);
+        Completion *answer = op->add_chunk(pos + desc, data);
         AmHeader h = am_request(p, put ? kAmScatterPull : kAmGatherPush, u.type, put ? u.op : OSCF_OP_NO_OP,
                                 0, sub.count(), desc);
-        op->expect();
-        h.token = eng_.am->new_request(op, nullptr, 0);
+        h.token = eng_.am->new_request(answer, nullptr, 0);
         ++stats.layout_messages;
         // A get's few runs ride along: the target need not read them first.
         const bool inline_runs = !put && desc <= kInlineRunsMax;
         rc = eng_.am->send(p.addr, h, &chunk, sizeof chunk, inline_runs ? sub.data() : nullptr,
                            inline_runs ? desc : 0);
-        if (rc) op->complete(rc, 0);  // no answer will come
+        if (rc) answer->complete(rc, 0);  // no answer will come
         pos += desc + data;
         // The target's read of this chunk needs our provider's progress (tcp): give it
         // some before packing the next.

@@ -35,7 +35,9 @@ inline size_t varint_size(uint64_t v) {
 inline uint64_t zigzag(uint64_t v) {
     return (v << 1) ^ (0 - (v >> 63));
 }
-inline uint64_t unzigzag(uint64_t v) { return (v >> 1) ^ (0 - (v & 1)); }
+inline uint64_t unzigzag(uint64_t v) {
+    return (v >> 1) ^ (0 - (v & 1));
+}
 inline uint8_t *put_varint(uint8_t *out, uint64_t v) {
     while (v >= 0x80) {
         *out++ = static_cast<uint8_t>(v | 0x80);
@@ -129,7 +131,8 @@ public:
     void add(uint64_t offset, int64_t stride, uint64_t len, uint64_t count) {
         using namespace run_codec;
         total_ += varint_size(zigzag(offset - end_)) + varint_size(len << 1);
-        if (count > 1) total_ += varint_size(count) + varint_size(zigzag(static_cast<uint64_t>(stride) - len));
+        if (count > 1)
+            total_ += varint_size(count) + varint_size(zigzag(static_cast<uint64_t>(stride) - len));
         end_ = offset + static_cast<uint64_t>(stride) * (count - 1) + len;
     }
     size_t bytes() const { return total_; }

@@ -110,6 +110,33 @@ TEST_CASE("a layout's pieces travel in few messages and land in place, both ways
     }
 }
 
+TEST_CASE("a get of several rendezvous chunks unpacks each once, in order", "[rma][packed_layout]") {
+    // Chunks are unpacked as soon as they and those before them are answered, the rest
+    // after the last: every byte lands where the packer's order says, exactly once.
+    std::string prov = test_provider();
+    const size_t kSize = 4 << 20;
+    size_t sizes[2] = {kSize, kSize};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    const std::vector<oscf_run> runs{{0, 12, 8, 200000}, {kSize - 4096, -4096, 2048, 100}};
+    REQUIRE(bytes_of(runs) > 3 * oscf::kRendezvousChunk);
+    const std::vector<char> packed = pattern(bytes_of(runs), 9);
+    const std::vector<char> want = expected(runs, packed, kSize);
+    std::memcpy(t.mem(1), want.data(), kSize);
+    Packer get;
+    get.bytes.assign(packed.size(), 0);
+    bool done = false;
+    oscf_notify gn{[](void *arg, int status) { *static_cast<bool *>(arg) = status == OSCF_OK; }, &done};
+    REQUIRE(oscf_win_lock(t.win[0], 1, 0, 0) == OSCF_OK);
+    oscf_packer pk = get.api();
+    REQUIRE(oscf_win_get_packed(t.win[0], 1, runs.data(), runs.size(), 0, &pk, &gn) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+    CHECK(done);
+    CHECK(get.released == 1);
+    CHECK(get.at == packed.size());
+    CHECK(get.bytes == packed);
+    CHECK(t.stats(0).layout_messages >= 4);
+}
+
 TEST_CASE("a layout reaching past the window fails at the call and changes nothing", "[rma][packed_layout]") {
     std::string prov = test_provider();
     size_t sizes[2] = {4096, 4096};
@@ -176,7 +203,8 @@ TEST_CASE("an exclusive lock never sees part of a rendezvous put's epoch", "[rma
     size_t sizes[2] = {kSize, kSize};
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes, 1, OSCF_ACC_AM);
     std::memset(t.mem(1), 0, kSize);
-    const std::vector<oscf_run> runs{{0, 16, 8, 60000}};
+    const std::vector<oscf_run> runs{{0, 12, 8, 80000}};
+    REQUIRE(bytes_of(runs) > oscf::kRendezvousChunk);  // chunks, served one after another
     Packer put;
     put.bytes = pattern(bytes_of(runs), 4);
     const std::vector<char> want = expected(runs, put.bytes, kSize);

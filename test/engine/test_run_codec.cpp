@@ -16,7 +16,8 @@ namespace {
 
 bool same(const AmRun &a, const AmRun &b) {
     // A single piece has no stride: the reader gives it 0.
-    return a.offset == b.offset && a.len == b.len && a.count == b.count && (a.count == 1 || a.stride == b.stride);
+    return a.offset == b.offset && a.len == b.len && a.count == b.count &&
+           (a.count == 1 || a.stride == b.stride);
 }
 
 std::vector<AmRun> read_all(const uint8_t *p, size_t len, bool *ok) {
