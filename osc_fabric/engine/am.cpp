@@ -242,6 +242,7 @@ void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, s
         later_.insert(key);
         return;
     }
+    if (reply.status == kAmDetached) return;
     fi_addr_t dest;
     if (h.flags & kAmNoReply) {
         if (reply.status != OSCF_OK)
@@ -270,13 +271,23 @@ void ActiveMessages::retry_held() {
 }
 
 void ActiveMessages::answer(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status) {
+    if (!reply_sent(window_id, origin_rank, token, status)) return;
     const auto key = std::make_pair(window_id, origin_rank);
     later_.erase(key);
+    replay(key);
+}
+
+void ActiveMessages::reply(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status) {
+    reply_sent(window_id, origin_rank, token, status);
+}
+
+bool ActiveMessages::reply_sent(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status) {
     auto it = windows_.find(window_id);
     fi_addr_t dest;
     if (it == windows_.end() || it->second->peer_address(origin_rank, &dest) != OSCF_OK) {
+        later_.erase(std::make_pair(window_id, origin_rank));
         log(0, "a reply to rank %u for a window that is gone, dropped", origin_rank);
-        return;
+        return false;
     }
     AmHeader reply{};
     reply.version = kAmVersion;
@@ -284,7 +295,7 @@ void ActiveMessages::answer(uint64_t window_id, uint32_t origin_rank, uint64_t t
     reply.token = token;
     reply.status = status;
     send(dest, reply, nullptr, 0);
-    replay(key);
+    return true;
 }
 
 void ActiveMessages::replay(const std::pair<uint64_t, uint32_t> &key) {

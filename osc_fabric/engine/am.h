@@ -29,6 +29,9 @@ constexpr int kAmDeferred = 1;
 // origin's memory first) and will answer() it. Until then later requests from the same
 // origin to the same window wait, as behind a held lock request.
 constexpr int kAmLater = 2;
+// Not an error: as kAmLater, but later requests need not wait (the same put's next
+// chunk, kAmChunkFollows); the window will reply() when it is done.
+constexpr int kAmDetached = 3;
 
 // The origin side of one request in flight: where the reply's data goes, and the
 // counter to complete.
@@ -71,6 +74,8 @@ public:
     // The reply to a request its window served later (kAmLater); then serves what
     // waited behind it.
     void answer(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status);
+    // The reply to a request served kAmDetached.
+    void reply(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status);
 
     uint64_t requests_served() const { return served_; }
     uint64_t request_bytes() const { return request_bytes_; }  // payload of requests sent (MPI_T)
@@ -83,6 +88,8 @@ public:
     void retry_held();
 
 private:
+    // reply()'s work: false when the window or the origin is gone (and dropped).
+    bool reply_sent(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status);
     class RecvBuffer;
     class SendBuffer;
 

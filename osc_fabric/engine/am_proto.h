@@ -68,6 +68,10 @@ enum AmFlags : uint8_t {
     // takes its lock word exclusively, applies, releases; held as kAmLockShared is while
     // it cannot take it.
     kAmImplicitEpoch = 64,
+    // kAmScatterPull of a put (not an accumulate): the same put's next chunk is the
+    // sender's next request, so the target may read it before this one is in
+    // (packed_rendezvous.cpp).
+    kAmChunkFollows = 64,
     kAmImplicitGate = 128,  // with kAmImplicitEpoch, at rank 0: take the gate (lock.cpp) too
 };
 constexpr uint8_t kAmReleases = kAmReleaseShared | kAmReleaseExclusive;
@@ -151,7 +155,10 @@ constexpr size_t kPullChunkMax = size_t{1} << 20;
 // is CPU work at both ends that waits for the chunk before it, so fewer, larger chunks
 // win there (perf/README.md, "Measurements behind design choices").
 constexpr size_t kRendezvousChunk = 512 * 1024;
-static_assert(kRendezvousChunk <= kPullChunkMax, "the target refuses larger chunks");
+// The last chunk may be this much larger, to take a small rest that would otherwise cost
+// a chunk, and a round trip, of its own (1 MiB of data and its runs: two chunks, not three).
+constexpr size_t kRendezvousChunkMax = kRendezvousChunk + kRendezvousChunk / 8;
+static_assert(kRendezvousChunkMax <= kPullChunkMax, "the target refuses larger chunks");
 
 // Largest payload of one message: longer accumulates are split into chunks of whole
 // elements and pipelined. A whole message stays below 16 KiB with room for a provider's

@@ -12,7 +12,11 @@
 // than bytes, and messages of runs would cost a round trip each.
 // Chunks pipeline: the target reads one while the origin packs the next. While a chunk
 // is being served, later requests of the same origin wait (kAmLater, am.h), so program
-// order at the target (an unlock behind the put) is kept.
+// order at the target (an unlock behind the put) is kept. A put's chunk that says the
+// next request is the same put's next chunk (kAmChunkFollows) lets it in at once: the
+// target reads up to kChunksAheadMax chunks back to back, and answers the chunk behind
+// them only when they are all in place. Over tcp the transfers then follow each other
+// instead of waiting a round trip and a copy each.
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -32,6 +36,8 @@ namespace {
 constexpr size_t kStagingKeepMax = size_t{4} << 20;
 // Chunk buffers a target keeps for the next chunks: a few origins' at once.
 constexpr size_t kChunkBuffersKept = 4;
+// Put chunks a target reads ahead per origin (kAmChunkFollows): each holds a chunk buffer.
+constexpr size_t kChunksAheadMax = 3;
 // A get chunk's runs up to this size travel in its request (a vector's are one run),
 // saving the target's read of them: a round trip per chunk.
 constexpr size_t kInlineRunsMax = 4096;
@@ -132,16 +138,25 @@ public:
           origin_(origin),
           desc_(h.offset) {
         const size_t need = desc_ + chunk.bytes;
-        if (need <= kRendezvousChunk && !win.chunk_buffers_.empty()) {
+        if (need <= kRendezvousChunkMax && !win.chunk_buffers_.empty()) {
             data_ = std::move(win.chunk_buffers_.back());
             win.chunk_buffers_.pop_back();
         } else {
-            data_.reset(new uint8_t[std::max(need, kRendezvousChunk)]);
+            data_.reset(new uint8_t[std::max(need, kRendezvousChunkMax)]);
         }
     }
     // Posts the transfer of len bytes at offset `at` of the chunk (a write when
     // `write`), in parts of at most max_msg_size. Returns kAmLater while it is in
     // flight; when every post failed at once, their error.
+    // A put chunk with more behind it: read while the origin's next requests are served
+    // (kAmDetached), when the origin has fewer than kChunksAheadMax so.
+    bool read_ahead(oscf_win &win) {
+        size_t &ahead = win.chunks_ahead_[origin_rank_];
+        ahead_ = ahead < kChunksAheadMax;
+        ahead += ahead_;
+        if (ahead == 0) win.chunks_ahead_.erase(origin_rank_);
+        return ahead_;
+    }
     int transfer(oscf_win *win, size_t len, size_t at, bool write) {
         pending_ = 1;
         status_ = OSCF_OK;
@@ -195,10 +210,36 @@ public:
         return gather(win);
     }
 
+    // This chunk is in place (or never went): the last of its origin's answers the chunk
+    // waiting behind them.
+    void not_ahead(oscf_win &win) {
+        if (!ahead_) return;
+        ahead_ = false;
+        auto ahead = win.chunks_ahead_.find(origin_rank_);
+        if (--ahead->second > 0) return;
+        win.chunks_ahead_.erase(ahead);
+        auto behind = win.answers_behind_.find(origin_rank_);
+        if (behind == win.answers_behind_.end()) return;
+        const std::pair<uint64_t, int> answer = behind->second;
+        win.answers_behind_.erase(behind);
+        am_.answer(window_id_, origin_rank_, answer.first, answer.second);
+    }
+
 private:
-    void finish(oscf_win &win, int status) { win.eng_.am->answer(window_id_, origin_rank_, token_, status); }
+    // Answers the origin, unless chunks read ahead of this one are still coming: then
+    // the last of them answers for it.
+    void finish(oscf_win &win, int status) {
+        if (ahead_) {
+            am_.reply(window_id_, origin_rank_, token_, status);
+            not_ahead(win);
+        } else if (win.chunks_ahead_.count(origin_rank_)) {
+            win.answers_behind_[origin_rank_] = {token_, status};
+        } else {
+            am_.answer(window_id_, origin_rank_, token_, status);
+        }
+    }
     void keep_buffer(oscf_win &win) {
-        if (desc_ + chunk_.bytes <= kRendezvousChunk && win.chunk_buffers_.size() < kChunkBuffersKept)
+        if (desc_ + chunk_.bytes <= kRendezvousChunkMax && win.chunk_buffers_.size() < kChunkBuffersKept)
             win.chunk_buffers_.push_back(std::move(data_));
     }
 
@@ -216,14 +257,15 @@ private:
     size_t pending_ = 0;
     int status_ = OSCF_OK;
     bool write_ = false;
+    bool ahead_ = false;  // counted in the window's chunks_ahead_
 };
 
 int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
                          uint64_t delta, const oscf_packer &pk, OpScope &scope, Update u) {
     const bool put = dir == Dir::write;
-    // Each chunk is its runs, then their bytes, together at most kRendezvousChunk: a
-    // layout of many tiny pieces has more runs than bytes, and they travel the same way.
-    const RunCursor::Room room = RunCursor::shared(kRendezvousChunk);
+    // Each chunk is its runs, then their bytes, together at most kRendezvousChunk (the
+    // last up to kRendezvousChunkMax): a layout of many tiny pieces has as many bytes of
+    // runs as of data, and they travel the same way.
     RunList sub;
     const size_t staged = RunCursor::shared_bound(wire, bytes, type_size(u.type), kRendezvousChunk);
     auto *op = new RendezvousOrigin(*this, !put, pk, scope.context());
@@ -231,8 +273,12 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
     int rc = op->open(*this, staged);
     if (!rc) rc = send_batch(p);  // what is queued for the target leaves first
     RunCursor cursor(runs, n, delta, type_size(u.type));
-    for (size_t pos = 0; !rc && !cursor.done();) {
-        const size_t data = cursor.next(sub, room);
+    for (size_t pos = 0, rest = bytes; !rc && !cursor.done();) {
+        const size_t data = cursor.next(
+            sub, RunCursor::shared(rest + kRunsAlign <= kRendezvousChunkMax - kRendezvousChunk / 16
+                                       ? kRendezvousChunkMax
+                                       : kRendezvousChunk));
+        rest -= data;
         const size_t desc = sub.pad();
         if (desc + data > staged - pos) {  // shared_bound is wrong: never write past it
             log(0, "rendezvous: a chunk ends %zu bytes in, past the %zu staged", pos + desc + data, staged);
@@ -246,8 +292,11 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
         }
         const AmPull chunk = op->chunk(fab(), pos, data);
         Completion *answer = op->add_chunk(pos + desc, data);
+        // A put's chunks but the last may be read ahead of each other (no accumulate's:
+        // its elements must be applied in order).
+        const uint8_t follows = put && u.copy() && !cursor.done() ? kAmChunkFollows : 0;
         AmHeader h = am_request(p, put ? kAmScatterPull : kAmGatherPush, u.type, put ? u.op : OSCF_OP_NO_OP,
-                                0, sub.count(), desc);
+                                follows, sub.count(), desc);
         h.token = eng_.am->new_request(answer, nullptr, 0);
         ++stats.layout_messages;
         // A get's few runs ride along: the target need not read them first.
@@ -275,11 +324,15 @@ int oscf_win::serve_rendezvous(const AmHeader &h, const uint8_t *payload, size_t
         return OSCF_ERR_ARG;
     if (h.origin_rank >= peers_.size()) return OSCF_ERR_ARG;
     auto *t = new RendezvousTarget(*this, h, chunk, peer(h.origin_rank).addr);
+    const bool ahead = h.opcode == kAmScatterPull && (h.flags & kAmChunkFollows) &&
+                       h.type == OSCF_TYPE_UINT8 && h.op == OSCF_OP_REPLACE && t->read_ahead(*this);
     // A put reads runs and bytes at once; a get reads its runs first (RendezvousTarget)
     // unless they came with the request.
     const int rc = inline_runs
                        ? t->gather_inline(this, payload + sizeof chunk)
                        : t->transfer(this, h.opcode == kAmScatterPull ? desc + chunk.bytes : desc, 0, false);
-    if (rc != kAmLater) delete t;  // nothing in flight: answered now
+    if (rc == kAmLater) return ahead ? kAmDetached : kAmLater;
+    t->not_ahead(*this);  // nothing in flight: the message layer answers now
+    delete t;
     return rc;
 }

@@ -360,6 +360,10 @@ private:
     };
     Staging staging_;                                        // the origin's, while no operation holds it
     std::vector<std::unique_ptr<uint8_t[]>> chunk_buffers_;  // the target's, kRendezvousChunk each
+    // Per origin: put chunks read ahead (kAmChunkFollows) and not yet in place, and the
+    // answer of the chunk behind them that waits for them (token, status).
+    std::map<uint32_t, size_t> chunks_ahead_;
+    std::map<uint32_t, std::pair<uint64_t, int>> answers_behind_;
     int take_staging(size_t bytes, Staging *out);
     std::map<uint32_t, int> scatter_errors_;  // origin rank: first failure of a silent kAmScatter
     int serve_gather_runs(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
