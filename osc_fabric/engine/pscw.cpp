@@ -40,6 +40,24 @@ int oscf_win::write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value) {
     return wait_done(lk, done);
 }
 
+// MPI_Win_complete's notification to target t, after its operations are done: posted,
+// not waited for. The standard asks complete for the origin's side only, and a round
+// trip per target is what a small epoch over the network costs most. The next wait on
+// the target's operations (the next complete, a flush, MPI_Win_free) covers the write,
+// and reports its failure; its value lives in the Peer until then.
+int oscf_win::notify_complete(Guard &lk, int t, uint64_t value) {
+    const uint64_t offset = complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(rank_));
+    Peer &p = peer(t);
+    if (t == rank_ || direct_words(p)) return write_seq(lk, t, offset, value);
+    p.complete_note = value;
+    const int rc = progress().post("fi_writemsg (pscw)", [&] {
+        return fab().rma(true, &p.complete_note, sizeof p.complete_note, p.addr, p.state_base + offset,
+                         p.state_key, &p.ops, nullptr);
+    });
+    if (!rc) p.ops.on_post();
+    return rc;
+}
+
 int oscf_win::start(Guard &lk, const int *group, int n, int assert_bits) {
     if (pscw_access_ || lock_all_ || locks_held_)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_start inside another access epoch");
@@ -70,10 +88,7 @@ int oscf_win::complete(Guard &lk) {
     for (int t : access_group_) {
         Peer &p = peer(t);
         int wrc = wait_done(lk, p.ops);
-        if (!wrc)
-            wrc =
-                write_seq(lk, t, complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(rank_)),
-                          pscw_.next_complete(t));
+        if (!wrc) wrc = notify_complete(lk, t, pscw_.next_complete(t));
         if (!rc) rc = wrc;
     }
     pscw_access_ = false;

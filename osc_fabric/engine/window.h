@@ -170,6 +170,7 @@ private:
         oscf::RegionCache regions;    // dynamic windows: our copy of its region table
         oscf::NodeLink node;          // linked: on this node, reached directly (route.cpp)
         oscf::OpCounter ops;          // this origin's operations to this target
+        uint64_t complete_note = 0;   // MPI_Win_complete's value, its write counted in ops
         oscf::OpCounter acc;          // the accumulates among them (child of ops)
         oscf::PeerLock lock;          // our lock on it (lock.cpp); lock.grant is a child of ops
         oscf::AccumulateBatch batch;  // emulated accumulates not yet sent, counted on acc once sent
@@ -199,6 +200,7 @@ private:
 
     // pscw.cpp
     int write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value);
+    int notify_complete(Guard &lk, int t, uint64_t value);
     volatile uint64_t &state_word(uint64_t offset);
     bool exposure_complete();
 
