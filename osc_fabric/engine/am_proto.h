@@ -167,5 +167,10 @@ static_assert(kRendezvousChunkMax <= kPullChunkMax, "the target refuses larger c
 // A multiple of 32, the largest element, so element chunks fill it.
 constexpr size_t kAmMaxPayload = 16384 - 256;
 constexpr size_t kAmBufferSize = sizeof(AmHeader) + kAmMaxPayload;
+// A get's rendezvous chunk ends before its runs pass this, so that they travel in its
+// request: a target that had to read them first would wait for the origin's progress,
+// over tcp the origin's CPU, busy unpacking the chunk before.
+constexpr size_t kInlineRunsMax = 12 * 1024;
+static_assert(sizeof(AmPull) + kInlineRunsMax <= kAmMaxPayload, "inline runs fit a request");
 
 }  // namespace oscf

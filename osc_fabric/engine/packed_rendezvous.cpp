@@ -38,10 +38,6 @@ constexpr size_t kStagingKeepMax = size_t{4} << 20;
 constexpr size_t kChunkBuffersKept = 4;
 // Put chunks a target reads ahead per origin (kAmChunkFollows): each holds a chunk buffer.
 constexpr size_t kChunksAheadMax = 3;
-// A get chunk's runs up to this size travel in its request (a vector's are one run),
-// saving the target's read of them: a round trip per chunk.
-constexpr size_t kInlineRunsMax = 4096;
-static_assert(sizeof(AmPull) + kInlineRunsMax <= kAmMaxPayload, "inline runs fit a request");
 
 }  // namespace
 
@@ -267,17 +263,21 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
     // last up to kRendezvousChunkMax): a layout of many tiny pieces has as many bytes of
     // runs as of data, and they travel the same way.
     RunList sub;
-    const size_t staged = RunCursor::shared_bound(wire, bytes, type_size(u.type), kRendezvousChunk);
+    const size_t unit = type_size(u.type);
+    const size_t staged = put ? RunCursor::shared_bound(wire, bytes, unit, kRendezvousChunk)
+                              : RunCursor::split_bound(wire, bytes, unit, kInlineRunsMax, kRendezvousChunk);
     auto *op = new RendezvousOrigin(*this, !put, pk, scope.context());
     scope.on_post();
     int rc = op->open(*this, staged);
     if (!rc) rc = send_batch(p);  // what is queued for the target leaves first
-    RunCursor cursor(runs, n, delta, type_size(u.type));
+    RunCursor cursor(runs, n, delta, unit);
     for (size_t pos = 0, rest = bytes; !rc && !cursor.done();) {
-        const size_t data = cursor.next(
-            sub, RunCursor::shared(rest + kRunsAlign <= kRendezvousChunkMax - kRendezvousChunk / 16
-                                       ? kRendezvousChunkMax
-                                       : kRendezvousChunk));
+        const size_t room = rest + kRunsAlign <= kRendezvousChunkMax - kRendezvousChunk / 16
+                                ? kRendezvousChunkMax
+                                : kRendezvousChunk;
+        // A get's runs ride in its request (kInlineRunsMax); a put's are read with its bytes.
+        const size_t data =
+            cursor.next(sub, put ? RunCursor::shared(room) : RunCursor::Room{kInlineRunsMax, room, SIZE_MAX});
         rest -= data;
         const size_t desc = sub.pad();
         if (desc + data > staged - pos) {  // shared_bound is wrong: never write past it

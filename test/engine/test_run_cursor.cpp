@@ -150,7 +150,7 @@ TEST_CASE("an element is never split between messages", "[run_cursor]") {
     CHECK(pieces_of(all) == pieces_of(runs));
 }
 
-TEST_CASE("what shared messages take never exceeds shared_bound", "[run_cursor]") {
+TEST_CASE("what messages take never exceeds shared_bound or split_bound", "[run_cursor]") {
     // Layouts of every kind the cut meets: tiny irregular pieces (more runs than bytes),
     // long runs cut mid-run, pieces larger than a message, empty runs; elements of 1 to
     // 32 bytes; rooms from a few runs to a rendezvous chunk.
@@ -167,7 +167,13 @@ TEST_CASE("what shared messages take never exceeds shared_bound", "[run_cursor]"
         std::vector<oscf_run> runs;
         size_t bytes = 0;
         const size_t n = 1 + next(trial % 5 == 0 ? 20000 : 200);
-        for (size_t i = 0; i < n; ++i) {
+        // Only tiny single pieces: a get's runs fill their room long before its bytes do.
+        const bool tiny = trial % 7 == 0;
+        for (size_t i = 0; i < n && tiny; ++i) {
+            runs.push_back(oscf_run{static_cast<int64_t>(i * 3 * unit + next(unit)), 0, unit, 1});
+            bytes += unit;
+        }
+        for (size_t i = 0; i < n && !tiny; ++i) {
             const size_t kind = next(4);
             const size_t len = unit * (kind == 0   ? 1 + next(3)
                                        : kind == 1 ? 1 + next(100)
@@ -199,5 +205,22 @@ TEST_CASE("what shared messages take never exceeds shared_bound", "[run_cursor]"
         CHECK(taken <= bound);
         // The staging it sizes stays close to what is used, at a rendezvous chunk's room.
         if (room == 256 * 1024) CHECK(bound - taken <= taken / 1000 + room);
+
+        // A get's chunks: runs and bytes each with their own room (split_bound).
+        const size_t desc_room = 8 * kRunBytesMax + 32 + next(12 * 1024);
+        RunCursor g(runs.data(), runs.size(), delta, unit);
+        size_t split_taken = 0;
+        all.clear();
+        while (!g.done()) {
+            const size_t data = g.next(sub, RunCursor::Room{desc_room, room, SIZE_MAX});
+            const std::vector<AmRun> m = decode(sub);
+            CHECK(sub.pad() <= desc_room);
+            split_taken += sub.bytes() + data;
+            all.insert(all.end(), m.begin(), m.end());
+        }
+        INFO("desc room " << desc_room);
+        CHECK(pieces_of(all) == pieces_of(shifted));
+        CHECK(split_taken <=
+              RunCursor::split_bound(wire_of(runs) + kRunBytesMax, bytes, unit, desc_room, room));
     }
 }
