@@ -50,9 +50,8 @@ enum AmOpcode : uint8_t {
     kAmScatterPull = 9,  // payload: AmPull of a chunk of the runs and their bytes; the
                          // target reads it, copies the bytes to the pieces, replies
     kAmGatherPush = 10,  // payload: AmPull of a chunk of the runs and room for their
-                         // bytes, then the runs when few; the target reads the runs
-                         // unless they came, writes the bytes behind them, then replies
-                         // (packed_rendezvous.cpp)
+                         // bytes, then the runs; the target writes the bytes behind the
+                         // runs' room, then replies (packed_rendezvous.cpp)
     kAmOpcodeMax
 };
 

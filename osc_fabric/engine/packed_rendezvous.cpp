@@ -4,12 +4,12 @@
 //   put: the origin writes each chunk's runs and packs its bytes behind them, into one
 //        buffer it registers; each kAmScatterPull names a chunk (AmPull). The target
 //        reads the chunk with fi_read, copies its pieces to their places, and answers.
-//   get: each kAmGatherPush names a chunk's runs and the room behind them; the target
-//        reads the runs (or finds them in the request, when few), copies the pieces
-//        out, writes them there (fi_write, delivery complete), and answers. After the
-//        last answer the origin unpacks, chunk by chunk.
-// The runs travel with the bytes: a layout of tiny irregular pieces has more of them
-// than bytes, and messages of runs would cost a round trip each.
+//   get: each kAmGatherPush carries a chunk's runs (a chunk ends before they pass
+//        kInlineRunsMax) and names the room for its bytes; the target copies the
+//        pieces out, writes them there (fi_write, delivery complete), and answers. The
+//        origin unpacks each chunk once it and those before it are answered.
+// A put's runs travel with its bytes: a layout of tiny irregular pieces has as many
+// bytes of runs as of data, and messages of runs would cost a round trip each.
 // Chunks pipeline: the target reads one while the origin packs the next. While a chunk
 // is being served, later requests of the same origin wait (kAmLater, am.h), so program
 // order at the target (an unlock behind the put) is kept. A put's chunk that says the
@@ -156,7 +156,6 @@ public:
     int transfer(oscf_win *win, size_t len, size_t at, bool write) {
         pending_ = 1;
         status_ = OSCF_OK;
-        write_ = write;
         const size_t max = win->fab().limits().max_msg_size;
         for (size_t done = 0; done < len;) {
             const size_t part = std::min(len - done, max);
@@ -180,11 +179,7 @@ public:
             delete this;
             return;
         }
-        if (status_ == OSCF_OK && !scatter_ && !write_) {
-            const int rc = gather(win);  // the write's transfer() owns status_ from here
-            if (rc == kAmLater) return;
-            status_ = rc;
-        } else if (status_ == OSCF_OK && scatter_) {
+        if (status_ == OSCF_OK && scatter_) {
             status_ =
                 win->scatter_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes, update_);
         }
@@ -193,17 +188,14 @@ public:
         delete this;
     }
 
-    // A get's runs are in (read, or copied from the request): copies the pieces out and
-    // writes them back. kAmLater while the write is in flight.
-    int gather(oscf_win *win) {
+    // A get: copies the pieces its request's runs name out, and writes them back.
+    // kAmLater while the write is in flight.
+    int gather(oscf_win *win, const uint8_t *runs) {
         size_t got = 0;
-        int rc = win->gather_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes, &got);
+        // Behind the runs' room, where the origin has them: the write goes to the same offset.
+        int rc = win->gather_pieces(runs, desc_, count_, data_.get() + desc_, chunk_.bytes, &got);
         if (rc == OSCF_OK && got != chunk_.bytes) rc = OSCF_ERR_ARG;
         return rc == OSCF_OK ? transfer(win, chunk_.bytes, desc_, true) : rc;
-    }
-    int gather_inline(oscf_win *win, const uint8_t *runs) {
-        std::memcpy(data_.get(), runs, desc_);
-        return gather(win);
     }
 
     // This chunk is in place (or never went): the last of its origin's answers the chunk
@@ -252,7 +244,6 @@ private:
     std::unique_ptr<uint8_t[]> data_;  // the runs, then the bytes
     size_t pending_ = 0;
     int status_ = OSCF_OK;
-    bool write_ = false;
     bool ahead_ = false;  // counted in the window's chunks_ahead_
 };
 
@@ -285,7 +276,7 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
             rc = OSCF_ERR_INTERNAL;
             break;
         }
-        std::memcpy(op->at(pos), sub.data(), desc);
+        if (put) std::memcpy(op->at(pos), sub.data(), desc);  // a get's go in its request
         if (put && pk.pack(pk.arg, op->at(pos + desc), data) != OSCF_OK) {
             rc = OSCF_ERR_INTERNAL;
             break;
@@ -299,10 +290,8 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
                                 follows, sub.count(), desc);
         h.token = eng_.am->new_request(answer, nullptr, 0);
         ++stats.layout_messages;
-        // A get's few runs ride along: the target need not read them first.
-        const bool inline_runs = !put && desc <= kInlineRunsMax;
-        rc = eng_.am->send(p.addr, h, &chunk, sizeof chunk, inline_runs ? sub.data() : nullptr,
-                           inline_runs ? desc : 0);
+        // A get's runs ride along (the cut kept them within kInlineRunsMax).
+        rc = eng_.am->send(p.addr, h, &chunk, sizeof chunk, put ? nullptr : sub.data(), put ? 0 : desc);
         if (rc) answer->complete(rc, 0);  // no answer will come
         pos += desc + data;
         // The target's read of this chunk needs our provider's progress (tcp): give it
@@ -315,10 +304,9 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
 
 int oscf_win::serve_rendezvous(const AmHeader &h, const uint8_t *payload, size_t len) {
     AmPull chunk;
-    const uint64_t desc = h.offset;  // the runs' bytes
-    const bool inline_runs =
-        h.opcode == kAmGatherPush && len == sizeof chunk + desc && desc <= kInlineRunsMax;
-    if (len != sizeof chunk && !inline_runs) return OSCF_ERR_ARG;
+    const uint64_t desc = h.offset;              // the runs' bytes
+    const bool get = h.opcode == kAmGatherPush;  // its runs follow the AmPull
+    if (len != sizeof chunk + (get ? desc : 0) || (get && desc > kInlineRunsMax)) return OSCF_ERR_ARG;
     std::memcpy(&chunk, payload, sizeof chunk);
     if (chunk.bytes == 0 || chunk.bytes > kPullChunkMax || desc > kPullChunkMax - chunk.bytes)
         return OSCF_ERR_ARG;
@@ -326,11 +314,9 @@ int oscf_win::serve_rendezvous(const AmHeader &h, const uint8_t *payload, size_t
     auto *t = new RendezvousTarget(*this, h, chunk, peer(h.origin_rank).addr);
     const bool ahead = h.opcode == kAmScatterPull && (h.flags & kAmChunkFollows) &&
                        h.type == OSCF_TYPE_UINT8 && h.op == OSCF_OP_REPLACE && t->read_ahead(*this);
-    // A put reads runs and bytes at once; a get reads its runs first (RendezvousTarget)
-    // unless they came with the request.
-    const int rc = inline_runs
-                       ? t->gather_inline(this, payload + sizeof chunk)
-                       : t->transfer(this, h.opcode == kAmScatterPull ? desc + chunk.bytes : desc, 0, false);
+    // A put reads its runs and bytes at once.
+    const int rc =
+        get ? t->gather(this, payload + sizeof chunk) : t->transfer(this, desc + chunk.bytes, 0, false);
     if (rc == kAmLater) return ahead ? kAmDetached : kAmLater;
     t->not_ahead(*this);  // nothing in flight: the message layer answers now
     delete t;
