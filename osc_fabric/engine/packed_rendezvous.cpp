@@ -117,7 +117,7 @@ int oscf_win::take_staging(size_t bytes, Staging *out) {
 
 // The target's side of one chunk, until the origin is answered:
 //   put: read the runs and bytes, fill the pieces;
-//   get: read the runs, copy the pieces out behind them, write those bytes back.
+//   get: copy out the pieces its request's runs name, write those bytes back.
 // Finds its window by id after each transfer: one freed meanwhile (an erroneous
 // program) just drops the chunk.
 class oscf_win::RendezvousTarget final : public Completion {
@@ -141,9 +141,6 @@ public:
             data_.reset(new uint8_t[std::max(need, kRendezvousChunkMax)]);
         }
     }
-    // Posts the transfer of len bytes at offset `at` of the chunk (a write when
-    // `write`), in parts of at most max_msg_size. Returns kAmLater while it is in
-    // flight; when every post failed at once, their error.
     // A put chunk with more behind it: read while the origin's next requests are served
     // (kAmDetached), when the origin has fewer than kChunksAheadMax so.
     bool read_ahead(oscf_win &win) {
@@ -153,6 +150,9 @@ public:
         if (ahead == 0) win.chunks_ahead_.erase(origin_rank_);
         return ahead_;
     }
+    // Posts the transfer of len bytes at offset `at` of the chunk (a write when
+    // `write`), in parts of at most max_msg_size. Returns kAmLater while it is in
+    // flight; when every post failed at once, their error.
     int transfer(oscf_win *win, size_t len, size_t at, bool write) {
         pending_ = 1;
         status_ = OSCF_OK;
@@ -241,7 +241,7 @@ private:
     AmPull chunk_;
     fi_addr_t origin_;
     size_t desc_;
-    std::unique_ptr<uint8_t[]> data_;  // the runs, then the bytes
+    std::unique_ptr<uint8_t[]> data_;  // a put's runs, then the bytes (a get's runs' room unused)
     size_t pending_ = 0;
     int status_ = OSCF_OK;
     bool ahead_ = false;  // counted in the window's chunks_ahead_
