@@ -48,8 +48,18 @@ inline uint8_t *put_varint(uint8_t *out, uint64_t v) {
 }
 
 // Offsets and strides wrap modulo 2^64, as the target's offsets do (AmHeader::offset).
+inline uint64_t run_end(uint64_t offset, int64_t stride, uint64_t len, uint64_t count) {
+    return offset + static_cast<uint64_t>(stride) * (count - 1) + len;
+}
 inline uint64_t run_end(const AmRun &r) {
-    return r.offset + static_cast<uint64_t>(r.stride) * (r.count - 1) + r.len;
+    return run_end(r.offset, r.stride, r.len, r.count);
+}
+// Bytes a run takes after a run that ended at `end`: the one formula the writer and
+// WireSize share.
+inline size_t run_size(uint64_t end, uint64_t offset, int64_t stride, uint64_t len, uint64_t count) {
+    size_t n = varint_size(zigzag(offset - end)) + varint_size(len << 1);
+    if (count > 1) n += varint_size(count) + varint_size(zigzag(static_cast<uint64_t>(stride) - len));
+    return n;
 }
 
 }  // namespace run_codec
@@ -59,14 +69,12 @@ class RunWriter {
 public:
     // Bytes r takes after the runs written so far.
     size_t size(const AmRun &r) const {
-        using namespace run_codec;
-        size_t n = varint_size(zigzag(r.offset - end_)) + varint_size(shape(r));
-        if (r.count > 1)
-            n += varint_size(r.count) + varint_size(zigzag(static_cast<uint64_t>(r.stride) - r.len));
-        return n;
+        return run_codec::run_size(end_, r.offset, r.stride, r.len, r.count);
     }
-    // Writes r at out (room for kRunBytesMax); returns the byte after it.
-    uint8_t *put(uint8_t *out, const AmRun &r) {
+    // Writes r at out (room for kRunBytesMax) as the next run, and returns the byte after
+    // it; r is the next run only once committed (commit), so a run written past a
+    // message's room is dropped by not committing it.
+    uint8_t *encode(uint8_t *out, const AmRun &r) const {
         using namespace run_codec;
         out = put_varint(out, zigzag(r.offset - end_));
         out = put_varint(out, shape(r));
@@ -74,9 +82,9 @@ public:
             out = put_varint(out, r.count);
             out = put_varint(out, zigzag(static_cast<uint64_t>(r.stride) - r.len));
         }
-        end_ = run_end(r);
         return out;
     }
+    void commit(const AmRun &r) { end_ = run_codec::run_end(r); }
 
 private:
     static uint64_t shape(const AmRun &r) { return uint64_t{r.len} << 1 | (r.count > 1); }
@@ -92,10 +100,16 @@ public:
         w_ = RunWriter{};
     }
     size_t size(const AmRun &r) const { return w_.size(r); }
-    void add(const AmRun &r) {
+    void add(const AmRun &r) { add_within(r, SIZE_MAX); }
+    // Adds r if the runs then take at most `limit` bytes; false (and nothing added) if not.
+    bool add_within(const AmRun &r, size_t limit) {
         if (cap_ - len_ < kRunBytesMax) grow();
-        len_ = static_cast<size_t>(w_.put(buf_.get() + len_, r) - buf_.get());
+        const size_t len = static_cast<size_t>(w_.encode(buf_.get() + len_, r) - buf_.get());
+        if (len > limit) return false;
+        w_.commit(r);
+        len_ = len;
         ++count_;
+        return true;
     }
     // Pads the runs for the data behind them (kRunsAlign); returns their bytes. Nothing
     // may be added after.
@@ -129,11 +143,8 @@ private:
 class WireSize {
 public:
     void add(uint64_t offset, int64_t stride, uint64_t len, uint64_t count) {
-        using namespace run_codec;
-        total_ += varint_size(zigzag(offset - end_)) + varint_size(len << 1);
-        if (count > 1)
-            total_ += varint_size(count) + varint_size(zigzag(static_cast<uint64_t>(stride) - len));
-        end_ = offset + static_cast<uint64_t>(stride) * (count - 1) + len;
+        total_ += run_codec::run_size(end_, offset, stride, len, count);
+        end_ = run_codec::run_end(offset, stride, len, count);
     }
     size_t bytes() const { return total_; }
 

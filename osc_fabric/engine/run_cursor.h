@@ -66,28 +66,25 @@ public:
     }
 
     // The next message's runs, into out (cleared first, room left for its pad()); returns
-    // their pieces' bytes.
+    // their pieces' bytes. Each run is written, then dropped if it passed the runs' room:
+    // sizing it first would encode its varints twice, and this is the origin's hot path.
     size_t next(RunList &out, Room room) {
         out.clear();
+        const size_t desc_limit = room.desc - (kRunsAlign - 1);
         size_t data = 0;
-        while (!done()) {
+        while (!done() && data < room.data) {
             const oscf_run &r = runs_[i_];
             const uint64_t first =
                 delta_ + static_cast<uint64_t>(r.offset) + static_cast<uint64_t>(r.stride) * piece_ + byte_;
-            // What the run left takes at most: what is cut of it takes no more.
-            const size_t left_pieces = std::min<size_t>(r.count - piece_, UINT32_MAX);
-            const size_t desc_after =
-                out.bytes() + kRunsAlign - 1 +
-                out.size(AmRun{first, r.stride,
-                               static_cast<uint32_t>(std::min<size_t>(r.len - byte_, UINT32_MAX)),
-                               static_cast<uint32_t>(byte_ > 0 ? 1 : left_pieces)});
-            if (desc_after > room.desc || data >= room.data || desc_after + data >= room.total) break;
-            const size_t left = std::min(room.data - data, room.total - desc_after - data);
+            // The bytes left, as if this run took the most a run can.
+            const size_t desc_most = out.bytes() + kRunsAlign - 1 + kRunBytesMax;
+            if (desc_most + data >= room.total) break;
+            const size_t left = std::min(room.data - data, room.total - desc_most - data);
             if (byte_ > 0 || r.len > left) {
                 // Part of one piece: what fits of it, in whole units.
                 const size_t take = std::min(r.len - byte_, left / unit_ * unit_);
-                if (take == 0) break;
-                out.add(AmRun{first, 0, static_cast<uint32_t>(take), 1});
+                if (take == 0 || !out.add_within(AmRun{first, 0, static_cast<uint32_t>(take), 1}, desc_limit))
+                    break;
                 data += take;
                 byte_ += take;
                 if (byte_ == r.len) {
@@ -95,8 +92,11 @@ public:
                     advance(1);
                 }
             } else {
-                const size_t m = std::min(left_pieces, left / r.len);
-                out.add(AmRun{first, r.stride, static_cast<uint32_t>(r.len), static_cast<uint32_t>(m)});
+                const size_t m = std::min({r.count - piece_, left / r.len, size_t{UINT32_MAX}});
+                if (!out.add_within(
+                        AmRun{first, r.stride, static_cast<uint32_t>(r.len), static_cast<uint32_t>(m)},
+                        desc_limit))
+                    break;
                 data += m * r.len;
                 advance(m);
             }
