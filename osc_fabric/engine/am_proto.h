@@ -17,6 +17,7 @@
 //              may be one-shot epochs (kAmImplicitEpoch, kAmImplicitGate).
 //   version 10: runs travel in their wire form (run_codec.h), a few bytes each; the
 //              layout opcodes' AmHeader::offset is the byte length of their runs.
+//   version 11: a kAmGatherPush's AmPull names its bytes' room only, not its runs' too.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +26,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 10;
+constexpr uint8_t kAmVersion = 11;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,   // payload: count origin elements (none for a fetching NO_OP)
@@ -49,9 +50,9 @@ enum AmOpcode : uint8_t {
                          // to back
     kAmScatterPull = 9,  // payload: AmPull of a chunk of the runs and their bytes; the
                          // target reads it, copies the bytes to the pieces, replies
-    kAmGatherPush = 10,  // payload: AmPull of a chunk of the runs and room for their
-                         // bytes, then the runs; the target writes the bytes behind the
-                         // runs' room, then replies (packed_rendezvous.cpp)
+    kAmGatherPush = 10,  // payload: AmPull of the room for a chunk's bytes, then its
+                         // runs; the target writes the bytes there, then replies
+                         // (packed_rendezvous.cpp)
     kAmOpcodeMax
 };
 
@@ -140,8 +141,8 @@ struct AmRun {
 };
 
 // Where a rendezvous chunk is in the origin's memory (an RMA address and key of its
-// registration): AmHeader::count runs in AmHeader::offset bytes, then `bytes` bytes,
-// together at most kPullChunkMax.
+// registration): a put's AmHeader::count runs in AmHeader::offset bytes, then `bytes`
+// bytes, together at most kPullChunkMax; a get's `bytes` bytes only.
 struct AmPull {
     uint64_t addr;
     uint64_t key;

@@ -76,15 +76,16 @@ Span run_span(__int128 offset, int64_t stride, uint64_t len, uint64_t count) {
 }
 
 // What a layout touches and weighs: its lowest and highest byte offsets, its bytes, and
-// its runs' wire form, uncut (run_codec.h). The offsets are the caller's: the delta
-// added later changes only the first run's gap, by less than a run.
+// (when asked: only a put's staging needs it) its runs' wire form, uncut (run_codec.h).
+// The offsets are the caller's: the delta added later changes only the first run's gap,
+// by less than a run.
 struct LayoutSize {
     int64_t lo = 0, hi = 0;
     size_t bytes = 0, wire = 0;
 };
 
 // One pass over the runs; false when a span or the total overflows.
-bool measure_layout(const oscf_run *runs, size_t n, LayoutSize *out) {
+bool measure_layout(const oscf_run *runs, size_t n, bool with_wire, LayoutSize *out) {
     int64_t low = INT64_MAX, high = INT64_MIN;
     size_t total = 0;
     WireSize wire;
@@ -102,7 +103,7 @@ bool measure_layout(const oscf_run *runs, size_t n, LayoutSize *out) {
             return false;
         low = std::min(low, lo);
         high = std::max(high, hi);
-        wire.add(static_cast<uint64_t>(r.offset), r.stride, r.len, r.count);
+        if (with_wire) wire.add(static_cast<uint64_t>(r.offset), r.stride, r.len, r.count);
     }
     if (total > SIZE_MAX / 2) return false;
     *out = total ? LayoutSize{low, high, total, wire.bytes() + kRunBytesMax} : LayoutSize{};
@@ -146,7 +147,7 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     if (!rc && notify) rc = check_request_epoch(target, what);
     if (rc) return rc;
     LayoutSize size;
-    if (!measure_layout(runs, n, &size))
+    if (!measure_layout(runs, n, dir == Dir::write, &size))
         return usage_error(OSCF_ERR_RMA_RANGE, "%s: the target datatype's layout overflows", what);
     const size_t bytes = size.bytes;
     Peer &p = peer(target);
@@ -179,7 +180,7 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
     Peer &p = peer(target);
     if (notify && (rc = check_request_epoch(target, "accumulate"))) return rc;
     LayoutSize lsize;
-    if (!measure_layout(runs, n, &lsize))
+    if (!measure_layout(runs, n, true, &lsize))
         return usage_error(OSCF_ERR_RMA_RANGE, "accumulate: the target datatype's layout overflows");
     const size_t bytes = lsize.bytes;
     const size_t size = type_size(type);

@@ -5,9 +5,10 @@
 //        buffer it registers; each kAmScatterPull names a chunk (AmPull). The target
 //        reads the chunk with fi_read, copies its pieces to their places, and answers.
 //   get: each kAmGatherPush carries a chunk's runs (a chunk ends before they pass
-//        kInlineRunsMax) and names the room for its bytes; the target copies the
-//        pieces out, writes them there (fi_write, delivery complete), and answers. The
-//        origin unpacks each chunk once it and those before it are answered.
+//        kInlineRunsMax) and names the room for its bytes in the origin's buffer, which
+//        holds bytes only; the target copies the pieces out, writes them there
+//        (fi_write, delivery complete), and answers. The origin unpacks each chunk once
+//        it and those before it are answered.
 // A put's runs travel with its bytes: a layout of tiny irregular pieces has as many
 // bytes of runs as of data, and messages of runs would cost a round trip each.
 // Chunks pipeline: the target reads one while the origin packs the next. While a chunk
@@ -132,7 +133,7 @@ public:
           count_(h.count),
           chunk_(chunk),
           origin_(origin),
-          desc_(h.offset) {
+          desc_(scatter_ ? h.offset : 0) {
         const size_t need = desc_ + chunk.bytes;
         if (need <= kRendezvousChunkMax && !win.chunk_buffers_.empty()) {
             data_ = std::move(win.chunk_buffers_.back());
@@ -188,14 +189,13 @@ public:
         delete this;
     }
 
-    // A get: copies the pieces its request's runs name out, and writes them back.
-    // kAmLater while the write is in flight.
-    int gather(oscf_win *win, const uint8_t *runs) {
+    // A get: copies the pieces its request's runs (runs_len bytes) name out, and writes
+    // them back. kAmLater while the write is in flight.
+    int gather(oscf_win *win, const uint8_t *runs, size_t runs_len) {
         size_t got = 0;
-        // Behind the runs' room, where the origin has them: the write goes to the same offset.
-        int rc = win->gather_pieces(runs, desc_, count_, data_.get() + desc_, chunk_.bytes, &got);
+        int rc = win->gather_pieces(runs, runs_len, count_, data_.get(), chunk_.bytes, &got);
         if (rc == OSCF_OK && got != chunk_.bytes) rc = OSCF_ERR_ARG;
-        return rc == OSCF_OK ? transfer(win, chunk_.bytes, desc_, true) : rc;
+        return rc == OSCF_OK ? transfer(win, chunk_.bytes, 0, true) : rc;
     }
 
     // This chunk is in place (or never went): the last of its origin's answers the chunk
@@ -240,8 +240,8 @@ private:
     uint32_t count_;
     AmPull chunk_;
     fi_addr_t origin_;
-    size_t desc_;
-    std::unique_ptr<uint8_t[]> data_;  // a put's runs, then the bytes (a get's runs' room unused)
+    size_t desc_;                      // a put's runs' bytes, read before its bytes; a get's 0
+    std::unique_ptr<uint8_t[]> data_;  // a put's runs, then the bytes; a get's bytes
     size_t pending_ = 0;
     int status_ = OSCF_OK;
     bool ahead_ = false;  // counted in the window's chunks_ahead_
@@ -255,8 +255,7 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
     // runs as of data, and they travel the same way.
     RunList sub;
     const size_t unit = type_size(u.type);
-    const size_t staged = put ? RunCursor::shared_bound(wire, bytes, unit, kRendezvousChunk)
-                              : RunCursor::split_bound(wire, bytes, unit, kInlineRunsMax, kRendezvousChunk);
+    const size_t staged = put ? RunCursor::shared_bound(wire, bytes, unit, kRendezvousChunk) : bytes;
     auto *op = new RendezvousOrigin(*this, !put, pk, scope.context());
     scope.on_post();
     int rc = op->open(*this, staged);
@@ -271,18 +270,19 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
             cursor.next(sub, put ? RunCursor::shared(room) : RunCursor::Room{kInlineRunsMax, room, SIZE_MAX});
         rest -= data;
         const size_t desc = sub.pad();
-        if (desc + data > staged - pos) {  // shared_bound is wrong: never write past it
-            log(0, "rendezvous: a chunk ends %zu bytes in, past the %zu staged", pos + desc + data, staged);
+        const size_t held = put ? desc : 0;  // a get's runs go in its request
+        if (held + data > staged - pos) {    // shared_bound is wrong: never write past it
+            log(0, "rendezvous: a chunk ends %zu bytes in, past the %zu staged", pos + held + data, staged);
             rc = OSCF_ERR_INTERNAL;
             break;
         }
-        if (put) std::memcpy(op->at(pos), sub.data(), desc);  // a get's go in its request
+        if (put) std::memcpy(op->at(pos), sub.data(), desc);
         if (put && pk.pack(pk.arg, op->at(pos + desc), data) != OSCF_OK) {
             rc = OSCF_ERR_INTERNAL;
             break;
         }
         const AmPull chunk = op->chunk(fab(), pos, data);
-        Completion *answer = op->add_chunk(pos + desc, data);
+        Completion *answer = op->add_chunk(pos + held, data);
         // A put's chunks but the last may be read ahead of each other (no accumulate's:
         // its elements must be applied in order).
         const uint8_t follows = put && u.copy() && !cursor.done() ? kAmChunkFollows : 0;
@@ -293,7 +293,7 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
         // A get's runs ride along (the cut kept them within kInlineRunsMax).
         rc = eng_.am->send(p.addr, h, &chunk, sizeof chunk, put ? nullptr : sub.data(), put ? 0 : desc);
         if (rc) answer->complete(rc, 0);  // no answer will come
-        pos += desc + data;
+        pos += held + data;
         // The target's read of this chunk needs our provider's progress (tcp): give it
         // some before packing the next.
         if (!rc && !cursor.done()) progress().run_locked();
@@ -316,7 +316,7 @@ int oscf_win::serve_rendezvous(const AmHeader &h, const uint8_t *payload, size_t
                        h.type == OSCF_TYPE_UINT8 && h.op == OSCF_OP_REPLACE && t->read_ahead(*this);
     // A put reads its runs and bytes at once.
     const int rc =
-        get ? t->gather(this, payload + sizeof chunk) : t->transfer(this, desc + chunk.bytes, 0, false);
+        get ? t->gather(this, payload + sizeof chunk, desc) : t->transfer(this, desc + chunk.bytes, 0, false);
     if (rc == kAmLater) return ahead ? kAmDetached : kAmLater;
     t->not_ahead(*this);  // nothing in flight: the message layer answers now
     delete t;

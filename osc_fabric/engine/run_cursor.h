@@ -54,17 +54,6 @@ public:
         const size_t per_message = room - 5 * kRunBytesMax - kRunsAlign - unit;
         return whole + (whole / per_message + 1) * (4 * kRunBytesMax + kRunsAlign);
     }
-    // The same for messages whose runs and bytes each have a room (Room{desc_room,
-    // data_room, SIZE_MAX}): every message but the last fills one of them but for less
-    // than a run and a unit, and adds at most four runs and its padding.
-    static size_t split_bound(size_t runs_bytes, size_t bytes, size_t unit, size_t desc_room,
-                              size_t data_room) {
-        const size_t extra = 4 * kRunBytesMax + kRunsAlign;
-        const size_t messages =
-            bytes / (data_room - unit) + runs_bytes / (desc_room - kRunBytesMax - extra) + 1;
-        return runs_bytes + bytes + messages * extra;
-    }
-
     // The next message's runs, into out (cleared first, room left for its pad()); returns
     // their pieces' bytes. Each run is written, then dropped if it passed the runs' room:
     // sizing it first would encode its varints twice, and this is the origin's hot path.

@@ -345,8 +345,8 @@ private:
                       size_t *out_len);
     // packed_rendezvous.cpp: the same for large operations, by RMA of a registered copy.
     static constexpr size_t kRendezvousMin = 4 * oscf::kAmMaxPayload;  // bytes; below, messages
-    // wire: the runs' wire form, uncut (packed_layout.cpp, LayoutSize), which sizes the
-    // staging.
+    // wire: the runs' wire form, uncut (packed_layout.cpp, LayoutSize), which sizes a
+    // put's staging (a get's holds its bytes only).
     int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
                    uint64_t delta, const oscf_packer &pk, oscf::OpScope &scope, Update u);
     int serve_rendezvous(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
