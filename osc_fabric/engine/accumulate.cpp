@@ -258,6 +258,7 @@ int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, ui
     if (h.opcode == kAmScatter) return serve_scatter(h, payload, len);
     if (h.opcode == kAmGatherRuns) return serve_gather_runs(h, payload, len, old_out, old_len);
     if (h.opcode == kAmScatterPull || h.opcode == kAmGatherPush) return serve_rendezvous(h, payload, len);
+    if (h.opcode == kAmComplete) return serve_complete(h, len);
     if (!valid_type(h.type) || !valid_op(h.op)) return OSCF_ERR_ARG;
     const auto type = static_cast<oscf_type>(h.type);
     const auto op = static_cast<oscf_op>(h.op);

@@ -18,6 +18,7 @@
 //   version 10: runs travel in their wire form (run_codec.h), a few bytes each; the
 //              layout opcodes' AmHeader::offset is the byte length of their runs.
 //   version 11: a kAmGatherPush's AmPull names its bytes' room only, not its runs' too.
+//   version 12: kAmComplete, MPI_Win_complete's notification behind the origin's messages.
 #pragma once
 
 #include <cstddef>
@@ -26,7 +27,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 11;
+constexpr uint8_t kAmVersion = 12;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,   // payload: count origin elements (none for a fetching NO_OP)
@@ -53,6 +54,9 @@ enum AmOpcode : uint8_t {
     kAmGatherPush = 10,  // payload: AmPull of the room for a chunk's bytes, then its
                          // runs; the target writes the bytes there, then replies
                          // (packed_rendezvous.cpp)
+    kAmComplete = 11,    // no payload; offset is the sender's MPI_Win_complete count for
+                         // the target's complete word, set once every earlier message
+                         // from it is served (pscw.cpp)
     kAmOpcodeMax
 };
 

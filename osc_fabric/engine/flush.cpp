@@ -22,6 +22,8 @@ int oscf_win::take_window_error() {
     for (Peer &p : peers_) {
         p.ops.forget_errors();
         p.acc.forget_errors();
+        p.streamed_ops.forget_errors();
+        p.streamed_acc.forget_errors();
         p.lock.grant.forget_errors();
     }
     releases_.forget_errors();

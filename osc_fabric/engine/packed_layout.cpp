@@ -153,7 +153,8 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     Peer &p = peer(target);
     if (bytes > 0 && (target == rank_ || direct_memory(p)))
         return staged_transfer(lk, dir, target, runs, n, disp, bytes, pk, notify);
-    OpScope scope(p.ops, notify);
+    // A put's bytes are packed into its messages or our copy before this returns.
+    OpScope scope(dir == Dir::write ? p.streamed_ops : p.ops, notify);
     rc = begin_access(lk, target, what);
     uint64_t delta = 0;
     if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, size.lo, size.hi, what, &delta);
@@ -186,7 +187,7 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
     const size_t size = type_size(type);
     for (size_t i = 0; i < n; ++i)
         if (runs[i].len % size) return usage_error(OSCF_ERR_TYPE, "accumulate: a piece splits an element");
-    OpScope scope(p.acc, notify);
+    OpScope scope(p.streamed_acc, notify);  // packed as a put's bytes are
     rc = begin_access(lk, target, "accumulate");
     uint64_t delta = 0;
     if (!rc && bytes > 0)

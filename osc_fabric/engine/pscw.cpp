@@ -5,7 +5,10 @@
 //
 //   post(G) at t:      for o in G: post_seq[t] at o := ++posts_sent[o]
 //   start(S) at o:     for t in S: wait until our post_seq[t] > posts_seen[t]; posts_seen[t]++
-//   complete() at o:   flush every t in S, then complete_seq[o] at t := ++completes_sent[t]
+//   complete() at o:   flush every t in S, then complete_seq[o] at t := ++completes_sent[t];
+//                      or, when what is in flight to t is only active messages that need
+//                      nothing more of o, send kAmComplete behind them: t serves its
+//                      origin's messages in order, so it sets the word once they are applied
 //   wait()/test() at t: every o in G has complete_seq[o] >= completes_expected[o]
 //
 // Counting instead of flags lets a target post its next epoch before the origin has
@@ -58,6 +61,36 @@ int oscf_win::notify_complete(Guard &lk, int t, uint64_t value) {
     return rc;
 }
 
+// MPI_Win_complete's notification to network target t while packed puts and
+// accumulates to it are still being applied: the standard asks complete for the origin's
+// side only, and their bytes are already in our copies. Waits for everything else (RMA
+// the target does not order behind its messages, gets whose bytes we still need), then
+// sends kAmComplete behind the rest. Its reply is counted in ops: the next wait on the
+// target's operations covers it and reports what failed.
+int oscf_win::complete_in_stream(Guard &lk, int t, uint64_t value) {
+    Peer &p = peer(t);
+    auto in_flight = [](const OpCounter &c) { return c.posted - c.completed; };
+    int rc = batched_.empty() ? OSCF_OK : send_batches();
+    if (!rc)
+        rc = progress().wait_until(
+            lk, [&] { return in_flight(p.ops) == in_flight(p.streamed_ops) + in_flight(p.streamed_acc); });
+    if (!rc) rc = p.ops.take_error();
+    if (rc) return rc;
+    AmHeader h = am_request(p, kAmComplete, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, 0, 0, value);
+    h.token = eng_.am->new_request(&p.ops, nullptr, 0);
+    p.ops.on_post();
+    return eng_.am->send(p.addr, h, nullptr, 0);  // a failed send fails its request
+}
+
+// kAmComplete: every earlier message of its origin is served (am.h), so what its epoch
+// did here is applied. Counts only grow: a late or repeated message changes nothing.
+int oscf_win::serve_complete(const AmHeader &h, size_t len) {
+    if (len != 0 || h.origin_rank >= static_cast<uint32_t>(size_)) return OSCF_ERR_ARG;
+    volatile uint64_t &word = state_word(complete_seq_offset(static_cast<size_t>(size_), h.origin_rank));
+    if (word < h.offset) word = h.offset;
+    return OSCF_OK;
+}
+
 int oscf_win::start(Guard &lk, const int *group, int n, int assert_bits) {
     if (pscw_access_ || lock_all_ || locks_held_)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_start inside another access epoch");
@@ -87,8 +120,13 @@ int oscf_win::complete(Guard &lk) {
     int rc = OSCF_OK;
     for (int t : access_group_) {
         Peer &p = peer(t);
-        int wrc = wait_done(lk, p.ops);
-        if (!wrc) wrc = notify_complete(lk, t, pscw_.next_complete(t));
+        int wrc;
+        if (t != rank_ && !direct_words(p) && (!p.streamed_ops.idle() || !p.streamed_acc.idle())) {
+            wrc = complete_in_stream(lk, t, pscw_.next_complete(t));
+        } else {
+            wrc = wait_done(lk, p.ops);
+            if (!wrc) wrc = notify_complete(lk, t, pscw_.next_complete(t));
+        }
         if (!rc) rc = wrc;
     }
     pscw_access_ = false;

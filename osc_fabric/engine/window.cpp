@@ -157,6 +157,8 @@ int oscf_win::connect(const WinBlob *blobs) {
         p.disp_unit = b.disp_unit;
         p.ops.parent = &all_ops_;
         p.acc.parent = &p.ops;
+        p.streamed_ops.parent = &p.ops;
+        p.streamed_acc.parent = &p.acc;
         p.lock.grant.parent = &p.ops;
         p.batch_and_grant.batch = &p.acc;
         p.batch_and_grant.grant = &p.lock.grant;

@@ -166,14 +166,20 @@ private:
         uint64_t state_base = 0, state_key = 0;
         uint32_t disp_unit = 1;
         uint64_t am_window_id = 0;
-        uint32_t am_sent = 0;         // requests sent to this peer's window: the next one's AmHeader::seq
-        oscf::RegionCache regions;    // dynamic windows: our copy of its region table
-        oscf::NodeLink node;          // linked: on this node, reached directly (route.cpp)
-        oscf::OpCounter ops;          // this origin's operations to this target
-        uint64_t complete_note = 0;   // MPI_Win_complete's value, its write counted in ops
-        oscf::OpCounter acc;          // the accumulates among them (child of ops)
-        oscf::PeerLock lock;          // our lock on it (lock.cpp); lock.grant is a child of ops
-        oscf::AccumulateBatch batch;  // emulated accumulates not yet sent, counted on acc once sent
+        uint32_t am_sent = 0;        // requests sent to this peer's window: the next one's AmHeader::seq
+        oscf::RegionCache regions;   // dynamic windows: our copy of its region table
+        oscf::NodeLink node;         // linked: on this node, reached directly (route.cpp)
+        oscf::OpCounter ops;         // this origin's operations to this target
+        uint64_t complete_note = 0;  // MPI_Win_complete's value, its write counted in ops
+        oscf::OpCounter acc;         // the accumulates among them (child of ops)
+        // Operations among them that need nothing more of this origin once their active
+        // messages are sent (a packed put's or accumulate's: its bytes are in our copy).
+        // The target serves its origin's messages in order, so an MPI_Win_complete
+        // notification sent behind them is seen after they are applied (pscw.cpp).
+        oscf::OpCounter streamed_ops;  // child of ops
+        oscf::OpCounter streamed_acc;  // child of acc
+        oscf::PeerLock lock;           // our lock on it (lock.cpp); lock.grant is a child of ops
+        oscf::AccumulateBatch batch;   // emulated accumulates not yet sent, counted on acc once sent
         // Completes the batch and the grant with the one reply to a batch carrying our
         // shared lock request.
         struct BatchAndGrant final : oscf::Completion {
@@ -201,6 +207,8 @@ private:
     // pscw.cpp
     int write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value);
     int notify_complete(Guard &lk, int t, uint64_t value);
+    int complete_in_stream(Guard &lk, int t, uint64_t value);
+    int serve_complete(const oscf::AmHeader &h, size_t len);
     volatile uint64_t &state_word(uint64_t offset);
     bool exposure_complete();
 

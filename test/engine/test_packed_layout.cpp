@@ -1,7 +1,9 @@
 // put_packed and get_packed: a target layout as runs, the origin's bytes from a packer.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -291,4 +293,77 @@ TEST_CASE("an accumulate's layout adds every element once, never split", "[rma][
                                      &pk, nullptr) == OSCF_ERR_UNSUPPORTED);
     REQUIRE(oscf_win_unlock(t.win[0], 0) == OSCF_OK);
     CHECK(self.released == 1);
+}
+
+TEST_CASE("MPI_Win_complete of packed puts and accumulates leaves them to the target",
+          "[rma][packed_layout][pscw]") {
+    // Over the network, a packed put's or accumulate's bytes are in the origin's copy once
+    // the call returns, so complete sends its notification behind them and returns: rank
+    // 1, with no progress thread, serves nothing until its wait, and its wait ends only
+    // once they are applied. A get in the epoch is different: complete waits for its bytes.
+    const size_t kSize = 2 << 20, kAccAt = 1 << 20, kGetAt = kAccAt + 65536;
+    size_t sizes[2] = {kSize, kSize};
+    const bool threads[2] = {true, false};
+    TwoRanks t("tcp", OSCF_FLAVOR_ALLOCATE, sizes, 1, OSCF_ACC_AM, OSCF_ORDER_DEFAULT, threads);
+    const std::vector<oscf_run> put_runs{{0, 12, 8, 80000}};  // rendezvous chunks
+    const std::vector<oscf_run> acc_runs{{kAccAt, 8, 4, 1000}};
+    const std::vector<oscf_run> get_runs{{kGetAt, 16, 8, 20000}};
+    REQUIRE(bytes_of(put_runs) > oscf::kRendezvousChunk);
+    const size_t put_span = 80000 * 12;
+    // Rank 1: zeros where the put and the accumulate go, what the get reads behind them.
+    std::memset(t.mem(1), 0, kSize);
+    const std::vector<char> source = pattern(kSize - kGetAt, 3);
+    std::memcpy(t.mem(1) + kGetAt, source.data(), source.size());
+    std::vector<char> get_want;
+    for (size_t j = 0; j < 20000; ++j) get_want.insert(get_want.end(), &source[16 * j], &source[16 * j + 8]);
+
+    Packer put, add, get;
+    put.bytes = pattern(bytes_of(put_runs), 5);
+    add.bytes.resize(bytes_of(acc_runs));
+    for (size_t i = 0; i < add.bytes.size() / 4; ++i) {
+        const int32_t v = static_cast<int32_t>(i + 1);
+        std::memcpy(add.bytes.data() + 4 * i, &v, 4);
+    }
+    const std::vector<char> want = expected(put_runs, put.bytes, put_span);
+    const int origin = 0, target = 1;
+
+    for (bool with_get : {false, true}) {
+        INFO("with a get: " << with_get);
+        REQUIRE(oscf_win_post(t.win[1], &origin, 1, 0) == OSCF_OK);
+        REQUIRE(oscf_win_start(t.win[0], &target, 1, 0) == OSCF_OK);
+        put.at = add.at = 0;
+        oscf_packer pk = put.api();
+        REQUIRE(oscf_win_put_packed(t.win[0], 1, put_runs.data(), put_runs.size(), 0, &pk, nullptr) ==
+                OSCF_OK);
+        pk = add.api();
+        REQUIRE(oscf_win_accumulate_packed(t.win[0], 1, acc_runs.data(), acc_runs.size(), OSCF_TYPE_INT32,
+                                           OSCF_OP_SUM, 0, &pk, nullptr) == OSCF_OK);
+        get.bytes.assign(get_want.size(), 0);
+        get.at = 0;
+        if (with_get) {
+            pk = get.api();
+            REQUIRE(oscf_win_get_packed(t.win[0], 1, get_runs.data(), get_runs.size(), 0, &pk, nullptr) ==
+                    OSCF_OK);
+        }
+        std::vector<char> got_at_complete;
+        auto complete = std::async(std::launch::async, [&] {
+            const int rc = oscf_win_complete(t.win[0]);
+            got_at_complete = get.bytes;  // what complete promised the origin
+            return rc;
+        });
+        if (!with_get) {
+            // It returns while rank 1 has served nothing.
+            CHECK(complete.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+            CHECK(std::all_of(t.mem(1), t.mem(1) + put_span, [](char c) { return c == 0; }));
+        }
+        REQUIRE(oscf_win_wait(t.win[1]) == OSCF_OK);
+        CHECK(complete.get() == OSCF_OK);
+        CHECK(std::memcmp(t.mem(1), want.data(), put_span) == 0);
+        int32_t first = 0, last = 0;
+        std::memcpy(&first, t.mem(1) + kAccAt, 4);
+        std::memcpy(&last, t.mem(1) + kAccAt + 8 * 999, 4);
+        CHECK(first == (with_get ? 2 : 1));  // each epoch adds once
+        CHECK(last == (with_get ? 2000 : 1000));
+        if (with_get) CHECK(got_at_complete == get_want);
+    }
 }
