@@ -49,7 +49,8 @@ void oscf_win::list_for_sending(Peer &p) {
 // records, just the request.
 int oscf_win::send_batch(Peer &p) {
     if (p.batch.empty()) return p.lock.request_unsent() ? send_lock_request(p) : OSCF_OK;
-    Completion *done = &p.acc;
+    // Its records' bytes travel in it: nothing more is needed of us (Peer::streamed_acc).
+    Completion *done = &p.streamed_acc;
     uint8_t flags = 0;
     if (p.lock.take_unsent_request()) {
         flags = kAmTakeShared;
@@ -59,7 +60,7 @@ int oscf_win::send_batch(Peer &p) {
     flags |= p.lock.release_flags();
     AmHeader h = am_request(p, kAmBatch, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, flags, p.batch.records(), 0);
     h.token = eng_.am->new_request(done, nullptr, 0);
-    p.acc.on_post();
+    p.streamed_acc.on_post();
     ++stats.am_batches;
     // The provider copies the bytes or the send fails; either way the batch is empty
     // after it. p stays listed until send_batches(), which skips it if empty.

@@ -160,7 +160,7 @@ int oscf_win::connect(const WinBlob *blobs) {
         p.streamed_ops.parent = &p.ops;
         p.streamed_acc.parent = &p.acc;
         p.lock.grant.parent = &p.ops;
-        p.batch_and_grant.batch = &p.acc;
+        p.batch_and_grant.batch = &p.streamed_acc;
         p.batch_and_grant.grant = &p.lock.grant;
         p.am_window_id = b.am_window_id;
         // Ourselves included: our own accumulates must take the same road as our peers'.

@@ -173,13 +173,14 @@ private:
         uint64_t complete_note = 0;  // MPI_Win_complete's value, its write counted in ops
         oscf::OpCounter acc;         // the accumulates among them (child of ops)
         // Operations among them that need nothing more of this origin once their active
-        // messages are sent (a packed put's or accumulate's: its bytes are in our copy).
+        // messages are sent (a batch of accumulates, a packed put or accumulate: their
+        // bytes are in the messages or our copy).
         // The target serves its origin's messages in order, so an MPI_Win_complete
         // notification sent behind them is seen after they are applied (pscw.cpp).
         oscf::OpCounter streamed_ops;  // child of ops
         oscf::OpCounter streamed_acc;  // child of acc
         oscf::PeerLock lock;           // our lock on it (lock.cpp); lock.grant is a child of ops
-        oscf::AccumulateBatch batch;   // emulated accumulates not yet sent, counted on acc once sent
+        oscf::AccumulateBatch batch;   // emulated accumulates not yet sent; counted on streamed_acc once sent
         // Completes the batch and the grant with the one reply to a batch carrying our
         // shared lock request.
         struct BatchAndGrant final : oscf::Completion {

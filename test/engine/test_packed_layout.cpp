@@ -298,7 +298,7 @@ TEST_CASE("an accumulate's layout adds every element once, never split", "[rma][
 TEST_CASE("MPI_Win_complete of packed puts and accumulates leaves them to the target",
           "[rma][packed_layout][pscw]") {
     // Over the network, a packed put's or accumulate's bytes are in the origin's copy once
-    // the call returns, so complete sends its notification behind them and returns: rank
+    // the call returns (a small accumulate's in its batch's message), so complete sends its notification behind them and returns: rank
     // 1, with no progress thread, serves nothing until its wait, and its wait ends only
     // once they are applied. A get in the epoch is different: complete waits for its bytes.
     const size_t kSize = 2 << 20, kAccAt = 1 << 20, kGetAt = kAccAt + 65536;
@@ -338,6 +338,10 @@ TEST_CASE("MPI_Win_complete of packed puts and accumulates leaves them to the ta
         pk = add.api();
         REQUIRE(oscf_win_accumulate_packed(t.win[0], 1, acc_runs.data(), acc_runs.size(), OSCF_TYPE_INT32,
                                            OSCF_OP_SUM, 0, &pk, nullptr) == OSCF_OK);
+        // A small accumulate: batched, its bytes in the batch's message.
+        const int32_t one = 1;
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, nullptr, 1, OSCF_TYPE_INT32, OSCF_OP_SUM, 0,
+                                    kAccAt - 4, nullptr) == OSCF_OK);
         get.bytes.assign(get_want.size(), 0);
         get.at = 0;
         if (with_get) {
@@ -364,6 +368,9 @@ TEST_CASE("MPI_Win_complete of packed puts and accumulates leaves them to the ta
         std::memcpy(&last, t.mem(1) + kAccAt + 8 * 999, 4);
         CHECK(first == (with_get ? 2 : 1));  // each epoch adds once
         CHECK(last == (with_get ? 2000 : 1000));
+        int32_t small = 0;
+        std::memcpy(&small, t.mem(1) + kAccAt - 4, 4);
+        CHECK(small == (with_get ? 2 : 1));
         if (with_get) CHECK(got_at_complete == get_want);
     }
 }
