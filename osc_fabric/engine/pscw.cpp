@@ -121,7 +121,9 @@ int oscf_win::complete(Guard &lk) {
     for (int t : access_group_) {
         Peer &p = peer(t);
         int wrc;
-        if (t != rank_ && !direct_words(p) && (!p.streamed_ops.idle() || !p.streamed_acc.idle())) {
+        // A batch not yet sent is streamed too (accumulate_batch.cpp).
+        if (t != rank_ && !direct_words(p) &&
+            (!p.batch.empty() || !p.streamed_ops.idle() || !p.streamed_acc.idle())) {
             wrc = complete_in_stream(lk, t, pscw_.next_complete(t));
         } else {
             wrc = wait_done(lk, p.ops);
