@@ -11,8 +11,9 @@
 //                      origin's messages in order, so it sets the word once they are applied
 //   wait()/test() at t: every o in G has complete_seq[o] >= completes_expected[o]
 //
-// Counting instead of flags lets a target post its next epoch before the origin has
-// even started the current one (pscw_counts.h keeps the counts). MPI_MODE_NOCHECK on both post and start skips the
+// The writes are posted and not waited for (notify). Counting instead of flags lets a
+// target post its next epoch before the origin has even started the current one
+// (pscw_counts.h keeps the counts). MPI_MODE_NOCHECK on both post and start skips the
 // post notifications, as the standard allows when the user guarantees the order.
 
 #include "window.h"
@@ -23,39 +24,26 @@ volatile uint64_t &oscf_win::state_word(uint64_t offset) {
     return *reinterpret_cast<volatile uint64_t *>(reinterpret_cast<char *>(state_.get()) + offset);
 }
 
-int oscf_win::write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value) {
-    if (rank == rank_) {
+// A notification (a post or a complete) for word `offset` of rank t's WindowState:
+// posted, not waited for. Post and complete ask nothing of the peer's side, and a round
+// trip per peer is what a small epoch over the network costs most. The next wait on our
+// operations to t (a complete, a flush, MPI_Win_free) covers the write and reports its
+// failure; `note`, in the Peer, holds the value until then. A later notification may
+// overwrite it first: the counts only grow, so t then reads the later one twice.
+int oscf_win::notify(int t, uint64_t offset, uint64_t value, uint64_t &note) {
+    if (t == rank_) {
         state_word(offset) = value;
         return OSCF_OK;
     }
-    Peer &p = peer(rank);
+    Peer &p = peer(t);
     if (direct_words(p)) {  // on this node: a store it sees at its next poll
         direct_store_word(p, offset, value);
         return OSCF_OK;
     }
-    OpCounter done;
-    int rc = progress().post("fi_writemsg (pscw)", [&] {
-        return fab().rma(true, &value, sizeof value, p.addr, p.state_base + offset, p.state_key, &done,
-                         nullptr);
-    });
-    if (rc) return rc;
-    done.on_post();
-    return wait_done(lk, done);
-}
-
-// MPI_Win_complete's notification to target t, after its operations are done: posted,
-// not waited for. The standard asks complete for the origin's side only, and a round
-// trip per target is what a small epoch over the network costs most. The next wait on
-// the target's operations (the next complete, a flush, MPI_Win_free) covers the write,
-// and reports its failure; its value lives in the Peer until then.
-int oscf_win::notify_complete(Guard &lk, int t, uint64_t value) {
-    const uint64_t offset = complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(rank_));
-    Peer &p = peer(t);
-    if (t == rank_ || direct_words(p)) return write_seq(lk, t, offset, value);
-    p.complete_note = value;
+    note = value;
     const int rc = progress().post("fi_writemsg (pscw)", [&] {
-        return fab().rma(true, &p.complete_note, sizeof p.complete_note, p.addr, p.state_base + offset,
-                         p.state_key, &p.ops, nullptr);
+        return fab().rma(true, &note, sizeof note, p.addr, p.state_base + offset, p.state_key, &p.ops,
+                         nullptr);
     });
     if (!rc) p.ops.on_post();
     return rc;
@@ -65,8 +53,7 @@ int oscf_win::notify_complete(Guard &lk, int t, uint64_t value) {
 // accumulates to it are still being applied: the standard asks complete for the origin's
 // side only, and their bytes are already in our copies. Waits for everything else (RMA
 // the target does not order behind its messages, gets whose bytes we still need), then
-// sends kAmComplete behind the rest. Its reply is counted in ops: the next wait on the
-// target's operations covers it and reports what failed.
+// sends kAmComplete behind the rest.
 int oscf_win::complete_in_stream(Guard &lk, int t, uint64_t value) {
     Peer &p = peer(t);
     auto in_flight = [](const OpCounter &c) { return c.posted - c.completed; };
@@ -76,10 +63,10 @@ int oscf_win::complete_in_stream(Guard &lk, int t, uint64_t value) {
             lk, [&] { return in_flight(p.ops) == in_flight(p.streamed_ops) + in_flight(p.streamed_acc); });
     if (!rc) rc = p.ops.take_error();
     if (rc) return rc;
-    AmHeader h = am_request(p, kAmComplete, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, 0, 0, value);
-    h.token = eng_.am->new_request(&p.ops, nullptr, 0);
-    p.ops.on_post();
-    return eng_.am->send(p.addr, h, nullptr, 0);  // a failed send fails its request
+    // Unanswered: the target's reply would be a send on its way to its wait, and only
+    // a malformed message fails there. The operations it follows answer for themselves.
+    const AmHeader h = am_request(p, kAmComplete, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, kAmNoReply, 0, value);
+    return eng_.am->send(p.addr, h, nullptr, 0);
 }
 
 // kAmComplete: every earlier message of its origin is served (am.h), so what its epoch
@@ -127,7 +114,9 @@ int oscf_win::complete(Guard &lk) {
             wrc = complete_in_stream(lk, t, pscw_.next_complete(t));
         } else {
             wrc = wait_done(lk, p.ops);
-            if (!wrc) wrc = notify_complete(lk, t, pscw_.next_complete(t));
+            const uint64_t offset =
+                complete_seq_offset(static_cast<size_t>(size_), static_cast<size_t>(rank_));
+            if (!wrc) wrc = notify(t, offset, pscw_.next_complete(t), p.complete_note);
         }
         if (!rc) rc = wrc;
     }
@@ -148,7 +137,8 @@ int oscf_win::post(Guard &lk, const int *group, int n, int assert_bits) {
     pscw_exposure_ = true;
     if (assert_bits & OSCF_MODE_NOCHECK) return OSCF_OK;
     for (int o : exposure_group_) {
-        if ((rc = write_seq(lk, o, post_seq_offset(static_cast<size_t>(rank_)), pscw_.next_post(o))))
+        if ((rc = notify(o, post_seq_offset(static_cast<size_t>(rank_)), pscw_.next_post(o),
+                         peer(o).post_note)))
             return rc;
     }
     return OSCF_OK;

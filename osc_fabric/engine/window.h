@@ -171,6 +171,7 @@ private:
         oscf::NodeLink node;         // linked: on this node, reached directly (route.cpp)
         oscf::OpCounter ops;         // this origin's operations to this target
         uint64_t complete_note = 0;  // MPI_Win_complete's value, its write counted in ops
+        uint64_t post_note = 0;      // MPI_Win_post's, the same way
         oscf::OpCounter acc;         // the accumulates among them (child of ops)
         // Operations among them that need nothing more of this origin once their active
         // messages are sent (a batch of accumulates, a packed put or accumulate: their
@@ -206,8 +207,7 @@ private:
     int close_idle_fence(const char *what);
 
     // pscw.cpp
-    int write_seq(Guard &lk, int rank, uint64_t offset, uint64_t value);
-    int notify_complete(Guard &lk, int t, uint64_t value);
+    int notify(int t, uint64_t offset, uint64_t value, uint64_t &note);
     int complete_in_stream(Guard &lk, int t, uint64_t value);
     int serve_complete(const oscf::AmHeader &h, size_t len);
     volatile uint64_t &state_word(uint64_t offset);

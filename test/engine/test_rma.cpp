@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <future>
 #include <numeric>
 #include <thread>
 
@@ -324,4 +327,39 @@ TEST_CASE("packed pieces that follow each other at the target share one record",
     CHECK(st.puts_batched == kPieces);
     CHECK(st.am_batches <= 2);
     CHECK(st.gather_messages <= 2);
+}
+
+TEST_CASE("MPI_Win_post and MPI_Win_complete return without the peer's progress", "[rma][pscw]") {
+    // Their notifications are writes posted and not waited for: rank 0, with no progress
+    // thread, has served nothing when rank 1's post returns; its start then sees the post.
+    // Over tcp a write's completion waits for the target's provider to take it.
+    size_t sizes[2] = {4096, 4096};
+    const bool threads[2] = {false, true};
+    TwoRanks t("tcp", OSCF_FLAVOR_ALLOCATE, sizes, 1, OSCF_ACC_AUTO, OSCF_ORDER_DEFAULT, threads);
+    const int origin = 0, target = 1;
+    // First the connection: tcp;ofi_rxm sets it up on first use, with both sides' progress.
+    std::atomic<bool> connected{false};
+    std::thread drive([&] {
+        while (!connected) oscf_engine_progress(t.eng[0]);
+    });
+    const int64_t zero = 0;
+    REQUIRE(oscf_win_lock(t.win[1], 0, 0, 0) == OSCF_OK);
+    REQUIRE(oscf_win_put(t.win[1], 0, &zero, sizeof zero, 0, 0, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_unlock(t.win[1], 0) == OSCF_OK);
+    connected = true;
+    drive.join();
+    for (int epoch = 0; epoch < 3; ++epoch) {
+        INFO("epoch " << epoch);
+        auto post = std::async(std::launch::async, [&] { return oscf_win_post(t.win[1], &origin, 1, 0); });
+        CHECK(post.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+        REQUIRE(oscf_win_start(t.win[0], &target, 1, 0) == OSCF_OK);
+        CHECK(post.get() == OSCF_OK);
+        const int64_t v = 1000 + epoch;
+        REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_complete(t.win[0]) == OSCF_OK);
+        REQUIRE(oscf_win_wait(t.win[1]) == OSCF_OK);
+        int64_t got = 0;
+        std::memcpy(&got, t.mem(1), sizeof got);
+        CHECK(got == v);
+    }
 }
