@@ -58,11 +58,15 @@ int oscf_win::resolve(Guard &lk, int target, int64_t disp, int64_t offset, size_
 // the target busy (operations in flight, a batch open) is batched. On every provider, a
 // small put behind our unanswered lock request (lock.cpp) is batched too: as a write it
 // would wait a round trip for the grant, in the batch it travels with the request.
+// The same in an MPI_Win_start epoch over such a provider (below).
 // MPI orders no put against other puts or gets, so the batch may overtake or trail the
 // fabric's RMA. A request-based put is not batched: its request must complete on its own.
 bool oscf_win::batch_put(size_t len, const Peer &p, const OpScope &scope) const {
     if (len > kBatchedPutMax || scope.has_request()) return false;
     if (!p.lock.grant.idle()) return true;
+    // In an MPI_Win_start epoch, complete sends its notification behind a batch and
+    // returns (pscw.cpp); behind a write it would wait for the write's answer.
+    if (pscw_access_ && fab().limits().rma_in_software) return true;
     return fab().limits().rma_in_software && (!p.batch.empty() || !p.ops.idle());
 }
 

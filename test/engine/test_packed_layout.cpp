@@ -328,7 +328,7 @@ TEST_CASE("MPI_Win_complete of packed puts and accumulates leaves them to the ta
     const int origin = 0, target = 1;
 
     // Epochs: packed and small; small alone (its batch not yet sent at complete); all
-    // that and a get.
+    // that and a get. A small put over tcp joins the batch in such an epoch (rma.cpp).
     enum { kPacked, kSmallOnly, kWithGet };
     int32_t adds = 0, smalls = 0;  // what rank 1 holds after each epoch
     for (int epoch : {kPacked, kSmallOnly, kWithGet}) {
@@ -346,11 +346,13 @@ TEST_CASE("MPI_Win_complete of packed puts and accumulates leaves them to the ta
                                                OSCF_OP_SUM, 0, &pk, nullptr) == OSCF_OK);
             ++adds;
         }
-        // A small accumulate: batched, its bytes in the batch's message.
+        // A small accumulate and a small put: batched, their bytes in the batch's message.
         const int32_t one = 1;
         REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, nullptr, 1, OSCF_TYPE_INT32, OSCF_OP_SUM, 0,
                                     kAccAt - 4, nullptr) == OSCF_OK);
         ++smalls;
+        const int32_t mark = 100 + smalls;
+        REQUIRE(oscf_win_put(t.win[0], 1, &mark, sizeof mark, 0, kAccAt - 8, nullptr) == OSCF_OK);
         get.bytes.assign(get_want.size(), 0);
         get.at = 0;
         if (with_get) {
@@ -383,6 +385,9 @@ TEST_CASE("MPI_Win_complete of packed puts and accumulates leaves them to the ta
         CHECK(first == adds);  // each epoch adds once
         CHECK(last == 1000 * adds);
         CHECK(small == smalls);
+        int32_t put_mark = 0;
+        std::memcpy(&put_mark, t.mem(1) + kAccAt - 8, 4);
+        CHECK(put_mark == 100 + smalls);
         if (with_get) CHECK(got_at_complete == get_want);
     }
 }
