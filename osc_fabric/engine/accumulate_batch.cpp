@@ -46,8 +46,9 @@ void oscf_win::list_for_sending(Peer &p) {
 }
 
 // Sends p's batch, carrying our unsent lock request (lock.cpp) if there is one; with no
-// records, just the request.
-int oscf_win::send_batch(Peer &p) {
+// records, just the request. A nonzero `completes` is MPI_Win_complete's notification,
+// set by the target after the records (pscw.cpp).
+int oscf_win::send_batch(Peer &p, uint64_t completes) {
     if (p.batch.empty()) return p.lock.request_unsent() ? send_lock_request(p) : OSCF_OK;
     // Its records' bytes travel in it: nothing more is needed of us (Peer::streamed_acc).
     Completion *done = &p.streamed_acc;
@@ -58,7 +59,9 @@ int oscf_win::send_batch(Peer &p) {
     }
     // Set only at unlock, when this is the epoch's last batch to p (lock.cpp).
     flags |= p.lock.release_flags();
-    AmHeader h = am_request(p, kAmBatch, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, flags, p.batch.records(), 0);
+    if (completes) flags |= kAmBatchCompletes;
+    AmHeader h =
+        am_request(p, kAmBatch, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, flags, p.batch.records(), completes);
     h.token = eng_.am->new_request(done, nullptr, 0);
     p.streamed_acc.on_post();
     ++stats.am_batches;
@@ -89,8 +92,10 @@ int oscf_win::serve_batch(const AmHeader &h, const uint8_t *payload, size_t len)
         if (rc != OSCF_OK) return rc;
     }
     const int status = apply_batch(h, payload, len);
-    // Its unlock may travel here too: the hold ends whatever became of the records.
+    // Its unlock or complete may travel here too: either happens whatever became of the
+    // records.
     if (h.flags & kAmReleases) drop_hold((h.flags & kAmReleaseExclusive) != 0);
+    if (h.flags & kAmBatchCompletes) note_complete(h.origin_rank, h.offset);
     return status;
 }
 

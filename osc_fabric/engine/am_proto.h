@@ -18,7 +18,8 @@
 //   version 10: runs travel in their wire form (run_codec.h), a few bytes each; the
 //              layout opcodes' AmHeader::offset is the byte length of their runs.
 //   version 11: a kAmGatherPush's AmPull names its bytes' room only, not its runs' too.
-//   version 12: kAmComplete, MPI_Win_complete's notification behind the origin's messages.
+//   version 12: kAmComplete, MPI_Win_complete's notification behind the origin's messages,
+//              or riding on the last batch (kAmBatchCompletes).
 #pragma once
 
 #include <cstddef>
@@ -76,6 +77,9 @@ enum AmFlags : uint8_t {
     // sender's next request, so the target may read it before this one is in
     // (packed_rendezvous.cpp).
     kAmChunkFollows = 64,
+    // kAmBatch: after the records, set the sender's MPI_Win_complete word to offset, as
+    // kAmComplete does (pscw.cpp).
+    kAmBatchCompletes = 64,
     kAmImplicitGate = 128,  // with kAmImplicitEpoch, at rank 0: take the gate (lock.cpp) too
 };
 constexpr uint8_t kAmReleases = kAmReleaseShared | kAmReleaseExclusive;

@@ -53,16 +53,17 @@ int oscf_win::notify(int t, uint64_t offset, uint64_t value, uint64_t &note) {
 // accumulates to it are still being applied: the standard asks complete for the origin's
 // side only, and their bytes are already in our copies. Waits for everything else (RMA
 // the target does not order behind its messages, gets whose bytes we still need), then
-// sends kAmComplete behind the rest.
+// sends kAmComplete behind the rest, or on t's batch when there is one.
 int oscf_win::complete_in_stream(Guard &lk, int t, uint64_t value) {
     Peer &p = peer(t);
     auto in_flight = [](const OpCounter &c) { return c.posted - c.completed; };
-    int rc = batched_.empty() ? OSCF_OK : send_batches();
-    if (!rc)
-        rc = progress().wait_until(
-            lk, [&] { return in_flight(p.ops) == in_flight(p.streamed_ops) + in_flight(p.streamed_acc); });
+    // What is waited for is never in a batch (accumulate_batch.cpp), so t's batch stays
+    // to carry the notification.
+    int rc = progress().wait_until(
+        lk, [&] { return in_flight(p.ops) == in_flight(p.streamed_ops) + in_flight(p.streamed_acc); });
     if (!rc) rc = p.ops.take_error();
     if (rc) return rc;
+    if (!p.batch.empty()) return send_batch(p, value);
     // Unanswered: the target's reply would be a send on its way to its wait, and only
     // a malformed message fails there. The operations it follows answer for themselves.
     const AmHeader h = am_request(p, kAmComplete, OSCF_TYPE_UINT8, OSCF_OP_NO_OP, kAmNoReply, 0, value);
@@ -73,9 +74,14 @@ int oscf_win::complete_in_stream(Guard &lk, int t, uint64_t value) {
 // did here is applied. Counts only grow: a late or repeated message changes nothing.
 int oscf_win::serve_complete(const AmHeader &h, size_t len) {
     if (len != 0 || h.origin_rank >= static_cast<uint32_t>(size_)) return OSCF_ERR_ARG;
-    volatile uint64_t &word = state_word(complete_seq_offset(static_cast<size_t>(size_), h.origin_rank));
-    if (word < h.offset) word = h.offset;
+    note_complete(h.origin_rank, h.offset);
     return OSCF_OK;
+}
+
+void oscf_win::note_complete(uint32_t origin, uint64_t value) {
+    if (origin >= static_cast<uint32_t>(size_)) return;  // a malformed message: nobody's word
+    volatile uint64_t &word = state_word(complete_seq_offset(static_cast<size_t>(size_), origin));
+    if (word < value) word = value;
 }
 
 int oscf_win::start(Guard &lk, const int *group, int n, int assert_bits) {

@@ -210,6 +210,7 @@ private:
     int notify(int t, uint64_t offset, uint64_t value, uint64_t &note);
     int complete_in_stream(Guard &lk, int t, uint64_t value);
     int serve_complete(const oscf::AmHeader &h, size_t len);
+    void note_complete(uint32_t origin, uint64_t value);
     volatile uint64_t &state_word(uint64_t offset);
     bool exposure_complete();
 
@@ -450,7 +451,7 @@ private:
     // accumulate_batch.cpp
     int batch_accumulate(Peer &p, const char *origin, size_t count, oscf_type type, oscf_op op,
                          uint64_t offset);
-    int send_batch(Peer &p);
+    int send_batch(Peer &p, uint64_t completes = 0);
     void list_for_sending(Peer &p);
     int send_batches();
     int serve_batch(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
