@@ -131,7 +131,7 @@ int oscf_win::complete(Guard &lk) {
     return rc;
 }
 
-int oscf_win::post(Guard &lk, const int *group, int n, int assert_bits) {
+int oscf_win::post(Guard &, const int *group, int n, int assert_bits) {
     if (pscw_exposure_) return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_post inside an exposure epoch");
     if (fence_open_ && ops_since_fence_)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_post inside a fence epoch with operations pending");
