@@ -54,8 +54,8 @@ inline uint64_t run_end(uint64_t offset, int64_t stride, uint64_t len, uint64_t 
 inline uint64_t run_end(const AmRun &r) {
     return run_end(r.offset, r.stride, r.len, r.count);
 }
-// Bytes a run takes after a run that ended at `end`: the one formula the writer and
-// WireSize share.
+// Bytes a run takes after a run that ended at `end` (WireSize; test_run_codec.cpp checks
+// the writer writes exactly this).
 inline size_t run_size(uint64_t end, uint64_t offset, int64_t stride, uint64_t len, uint64_t count) {
     size_t n = varint_size(zigzag(offset - end)) + varint_size(len << 1);
     if (count > 1) n += varint_size(count) + varint_size(zigzag(static_cast<uint64_t>(stride) - len));
@@ -67,10 +67,6 @@ inline size_t run_size(uint64_t end, uint64_t offset, int64_t stride, uint64_t l
 // Encodes one message's runs, in order.
 class RunWriter {
 public:
-    // Bytes r takes after the runs written so far.
-    size_t size(const AmRun &r) const {
-        return run_codec::run_size(end_, r.offset, r.stride, r.len, r.count);
-    }
     // Writes r at out (room for kRunBytesMax) as the next run, and returns the byte after
     // it; r is the next run only once committed (commit), so a run written past a
     // message's room is dropped by not committing it.
@@ -99,7 +95,6 @@ public:
         count_ = 0;
         w_ = RunWriter{};
     }
-    size_t size(const AmRun &r) const { return w_.size(r); }
     void add(const AmRun &r) { add_within(r, SIZE_MAX); }
     // Adds r if the runs then take at most `limit` bytes; false (and nothing added) if not.
     bool add_within(const AmRun &r, size_t limit) {

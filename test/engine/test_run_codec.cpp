@@ -52,10 +52,10 @@ TEST_CASE("runs of every shape come back as written, each within kRunBytesMax", 
             r.len = static_cast<uint32_t>(kind == 1 ? 1 + next() % UINT32_MAX : 1 + next() % 100);
             r.count = static_cast<uint32_t>(kind == 2 ? 1 + next() % UINT32_MAX : 1 + next() % 3);
             r.stride = kind == 3 ? static_cast<int64_t>(next()) : static_cast<int64_t>(next() % 512) - 256;
-            const size_t before = list.bytes();
-            const size_t predicted = list.size(r);
+            const size_t before = list.bytes(), wire_before = wire.bytes();
             list.add(r);
             wire.add(r.offset, r.stride, r.len, r.count);
+            const size_t predicted = wire.bytes() - wire_before;  // run_codec::run_size
             CHECK(list.bytes() - before == predicted);
             CHECK(predicted <= kRunBytesMax);
             runs.push_back(r);
