@@ -43,6 +43,7 @@ struct OpCounter final : Completion {
     uint64_t failures = 0;        // failed completions not yet reported
     OpCounter *parent = nullptr;  // window-wide totals, or nullptr
 
+    uint64_t in_flight() const { return posted - completed; }
     bool idle() const { return posted == completed; }
     void on_post() {
         for (OpCounter *c = this; c; c = c->parent) ++c->posted;

@@ -56,11 +56,10 @@ int oscf_win::notify(int t, uint64_t offset, uint64_t value, uint64_t &note) {
 // sends kAmComplete behind the rest, or on t's batch when there is one.
 int oscf_win::complete_in_stream(Guard &lk, int t, uint64_t value) {
     Peer &p = peer(t);
-    auto in_flight = [](const OpCounter &c) { return c.posted - c.completed; };
     // What is waited for is never in a batch (accumulate_batch.cpp), so t's batch stays
     // to carry the notification.
     int rc = progress().wait_until(
-        lk, [&] { return in_flight(p.ops) == in_flight(p.streamed_ops) + in_flight(p.streamed_acc); });
+        lk, [&p] { return p.ops.in_flight() == p.streamed_ops.in_flight() + p.streamed_acc.in_flight(); });
     if (!rc) rc = p.ops.take_error();
     if (rc) return rc;
     if (!p.batch.empty()) return send_batch(p, value);
@@ -73,15 +72,14 @@ int oscf_win::complete_in_stream(Guard &lk, int t, uint64_t value) {
 // kAmComplete: every earlier message of its origin is served (am.h), so what its epoch
 // did here is applied. Counts only grow: a late or repeated message changes nothing.
 int oscf_win::serve_complete(const AmHeader &h, size_t len) {
-    if (len != 0 || h.origin_rank >= static_cast<uint32_t>(size_)) return OSCF_ERR_ARG;
-    note_complete(h.origin_rank, h.offset);
-    return OSCF_OK;
+    return len == 0 ? note_complete(h.origin_rank, h.offset) : OSCF_ERR_ARG;
 }
 
-void oscf_win::note_complete(uint32_t origin, uint64_t value) {
-    if (origin >= static_cast<uint32_t>(size_)) return;  // a malformed message: nobody's word
+int oscf_win::note_complete(uint32_t origin, uint64_t value) {
+    if (origin >= static_cast<uint32_t>(size_)) return OSCF_ERR_ARG;  // nobody's word
     volatile uint64_t &word = state_word(complete_seq_offset(static_cast<size_t>(size_), origin));
     if (word < value) word = value;
+    return OSCF_OK;
 }
 
 int oscf_win::start(Guard &lk, const int *group, int n, int assert_bits) {

@@ -66,8 +66,7 @@ bool oscf_win::batch_put(size_t len, const Peer &p, const OpScope &scope) const 
     if (!p.lock.grant.idle()) return true;
     // In an MPI_Win_start epoch, complete sends its notification behind a batch and
     // returns (pscw.cpp); behind a write it would wait for the write's answer.
-    if (pscw_access_ && fab().limits().rma_in_software) return true;
-    return fab().limits().rma_in_software && (!p.batch.empty() || !p.ops.idle());
+    return fab().limits().rma_in_software && (pscw_access_ || !p.batch.empty() || !p.ops.idle());
 }
 
 int oscf_win::put(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,

@@ -210,7 +210,7 @@ private:
     int notify(int t, uint64_t offset, uint64_t value, uint64_t &note);
     int complete_in_stream(Guard &lk, int t, uint64_t value);
     int serve_complete(const oscf::AmHeader &h, size_t len);
-    void note_complete(uint32_t origin, uint64_t value);
+    int note_complete(uint32_t origin, uint64_t value);
     volatile uint64_t &state_word(uint64_t offset);
     bool exposure_complete();
 
