@@ -110,6 +110,23 @@ bool measure_layout(const oscf_run *runs, size_t n, bool with_wire, LayoutSize *
     return true;
 }
 
+// True when the runs' pieces, in order, are one block of bytes; *start is its first.
+// measure_layout has checked the sums.
+bool one_block(const oscf_run *runs, size_t n, int64_t *start) {
+    bool seen = false;
+    int64_t next = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const oscf_run &r = runs[i];
+        if (r.len == 0 || r.count == 0) continue;
+        if ((r.count > 1 && r.stride != static_cast<int64_t>(r.len)) || (seen && r.offset != next))
+            return false;
+        if (!seen) *start = r.offset;
+        seen = true;
+        next = r.offset + static_cast<int64_t>(r.len * r.count);
+    }
+    return seen;
+}
+
 // Calls piece(at, len) for every piece of the n runs in desc_len bytes at desc (their
 // wire form, run_codec.h), in order, where at is where(offset, len) says the piece lies;
 // stops at the first status that is not OSCF_OK, fails with OSCF_ERR_RMA_RANGE at a
@@ -153,13 +170,19 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     Peer &p = peer(target);
     if (bytes > 0 && (target == rank_ || direct_memory(p)))
         return staged_transfer(lk, dir, target, runs, n, disp, bytes, pk, notify);
-    // A put's bytes are packed into its messages or our copy before this returns.
-    OpScope scope(dir == Dir::write ? p.streamed_ops : p.ops, notify);
+    // A large layout that is one block at the target is moved by our own RMA, which
+    // MPI_Win_complete must wait for; otherwise a put's bytes are packed into messages
+    // or a copy the target reads before this returns, and travel in its stream.
+    int64_t block = 0;
+    const bool rma = bytes >= kRendezvousMin && one_block(runs, n, &block);
+    OpScope scope(dir == Dir::write && !rma ? p.streamed_ops : p.ops, notify);
     rc = begin_access(lk, target, what);
     uint64_t delta = 0;
     if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, size.lo, size.hi, what, &delta);
     if (!rc) stats.layout_bytes += bytes;
-    if (!rc && bytes >= kRendezvousMin)
+    if (!rc && rma)
+        rc = packed_rma(lk, p, target, dir, disp, block, bytes, hold.pass_on(), scope);
+    else if (!rc && bytes >= kRendezvousMin)
         rc = rendezvous(p, dir, runs, n, bytes, size.wire, delta, hold.pass_on(), scope, Update{});
     else if (!rc && bytes > 0)
         rc = dir == Dir::write ? scatter(p, runs, n, delta, pk, scope, Update{})

@@ -11,6 +11,8 @@
 //        it and those before it are answered.
 // A put's runs travel with its bytes: a layout of tiny irregular pieces has as many
 // bytes of runs as of data, and messages of runs would cost a round trip each.
+// A layout that is one block at the target (a scattered origin) needs no rendezvous: the
+// origin moves the block by RMA of its copy itself (packed_rma).
 // Chunks pipeline: the target reads one while the origin packs the next. While a chunk
 // is being served, later requests of the same origin wait (kAmLater, am.h), so program
 // order at the target (an unlock behind the put) is kept. A put's chunk that says the
@@ -18,6 +20,7 @@
 // target reads up to kChunksAheadMax chunks back to back, and answers the chunk behind
 // them only when they are all in place. Over tcp the transfers then follow each other
 // instead of waiting a round trip and a copy each.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -297,6 +300,39 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
         // The target's read of this chunk needs our provider's progress (tcp): give it
         // some before packing the next.
         if (!rc && !cursor.done()) progress().run_locked();
+    }
+    op->complete(rc, 0);  // every chunk is out
+    return rc;
+}
+
+// The target's layout is one block: no rendezvous, its bytes are RMA of our registered
+// copy, in chunks so that a put packs the next while the provider sends the last and a
+// get unpacks each as it arrives, in order. Like any RMA, it waits for our lock grant.
+int oscf_win::packed_rma(Guard &lk, Peer &p, int target, Dir dir, int64_t disp, int64_t start, size_t bytes,
+                         const oscf_packer &pk, OpScope &scope) {
+    const bool put = dir == Dir::write;
+    auto *op = new RendezvousOrigin(*this, !put, pk, scope.context());
+    scope.on_post();
+    int rc = op->open(*this, bytes);
+    if (!rc) rc = await_grant(lk, p);
+    const size_t most = std::min(fab().limits().max_msg_size, kRendezvousChunk);
+    for (size_t pos = 0; !rc && pos < bytes;) {
+        Where w;  // a dynamic window's regions cut it further
+        rc = resolve(lk, target, disp, start + static_cast<int64_t>(pos), std::min(bytes - pos, most),
+                     put ? "put" : "get", &w);
+        if (!rc && put && pk.pack(pk.arg, op->at(pos), w.span) != OSCF_OK) rc = OSCF_ERR_INTERNAL;
+        if (rc) break;
+        Completion *done = op->add_chunk(pos, w.span);
+        rc = progress().post(put ? "fi_writemsg" : "fi_readmsg", [&] {
+            return fab().rma(put, op->at(pos), w.span, p.addr, w.remote, w.key, done, nullptr);
+        });
+        if (rc) {
+            done->complete(rc, 0);
+            break;
+        }
+        ++(put ? stats.puts : stats.gets);
+        stats.rma_bytes += w.span;
+        pos += w.span;
     }
     op->complete(rc, 0);  // every chunk is out
     return rc;

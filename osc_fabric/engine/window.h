@@ -360,6 +360,10 @@ private:
     int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
                    uint64_t delta, const oscf_packer &pk, oscf::OpScope &scope, Update u);
     int serve_rendezvous(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
+    // A layout that is one block at the target, bytes of it from offset start: our packed
+    // copy written there, or the block read into it and unpacked.
+    int packed_rma(Guard &lk, Peer &p, int target, Dir dir, int64_t disp, int64_t start, size_t bytes,
+                   const oscf_packer &pk, oscf::OpScope &scope);
     class RendezvousOrigin;  // one operation's registered copy and answers
     class RendezvousTarget;  // one chunk being served
     // Buffers kept between operations: a fresh one costs page faults, the origin's a

@@ -326,7 +326,7 @@ static int count_piece(void *arg, char *base, size_t len)
 {
     piece_count *c = arg;
     if (0 == len) return OMPI_SUCCESS;
-    if (base != c->end) c->pieces++;
+    if (0 == c->pieces || base != c->end) c->pieces++; /* the first may start at NULL */
     c->end = base + len;
     return c->pieces >= c->enough ? 1 : OMPI_SUCCESS; /* enough seen: stop */
 }
@@ -506,9 +506,12 @@ bool ompi_osc_fabric_layout_wanted(ompi_datatype_t *origin_dt, int origin_count,
     if (origin_count <= 0 || target_count <= 0 || 0 == bytes || bytes != tsize * (size_t)target_count)
         return false;
     if (OMPI_SUCCESS != ompi_osc_fabric_runs_of(target_dt, target_count, runs)) return false;
-    if (runs->pieces > 1 && runs->bytes == bytes &&
-        (runs->bytes / runs->pieces <= OSCF_PACKED_PIECE_MAX ||
-         ompi_osc_fabric_small_pieces(origin_dt, origin_count, bytes, OSCF_PACKED_PIECE_MAX)))
+    /* A target that is one block takes it for a scattered origin only: with both sides
+     * one block the call is one segment. */
+    const bool target_small = runs->pieces > 1 && runs->bytes / runs->pieces <= OSCF_PACKED_PIECE_MAX;
+    if (runs->bytes == bytes &&
+        (runs->pieces > 1 || !ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count)) &&
+        (target_small || ompi_osc_fabric_small_pieces(origin_dt, origin_count, bytes, OSCF_PACKED_PIECE_MAX)))
         return true;
     ompi_osc_fabric_runs_free(runs);
     return false;

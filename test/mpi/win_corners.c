@@ -12,7 +12,8 @@
  *             types of every value/index pair type.
  *   regions:  one put, accumulate and get_accumulate across two regions
  *             attached back to back on a dynamic window; bytes past a region
- *             that is not attached stay MPI_ERR_RMA_RANGE.
+ *             that is not attached stay MPI_ERR_RMA_RANGE. The same from an
+ *             origin whose datatype scatters the data to a contiguous target.
  *   shared0:  MPI_Win_shared_query of a process that contributed 0 bytes
  *             gives size 0 and a NULL base.
  *   reqerr:   request-based operations on a region the target has detached.
@@ -303,6 +304,68 @@ static void test_pairs(void)
 #define RSPAN 9216  /* ints in the accesses that cross from one region to the next */
 #define RSTART 4096 /* where they start in the first region */
 
+#define SINTS 32768 /* ints per region for the scattered origin's accesses */
+#define SSPAN 24576 /* ints they move, from the middle of the first region on */
+#define SBLOCK 16   /* the origin's blocks of ints, every other one skipped */
+
+/* The same from an origin whose datatype scatters the ints to a target that is one
+ * block, and large enough that the origin moves the block by RMA itself (a put, a get)
+ * or in rendezvous chunks (an accumulate). */
+static void regions_scattered(void)
+{
+    MPI_Win win;
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    int *mem = calloc(2 * SINTS, sizeof(int));
+    CHECK_MPI(MPI_Win_attach(win, mem, SINTS * sizeof(int)));
+    CHECK_MPI(MPI_Win_attach(win, mem + SINTS, SINTS * sizeof(int)));
+    MPI_Aint mine, *bases = malloc(sizeof(MPI_Aint) * (size_t)nranks);
+    MPI_Get_address(mem, &mine);
+    MPI_Allgather(&mine, 1, MPI_AINT, bases, 1, MPI_AINT, MPI_COMM_WORLD);
+    const int target = (rank + 1) % nranks;
+    MPI_Datatype scattered;
+    MPI_Type_vector(SSPAN / SBLOCK, SBLOCK, 2 * SBLOCK, MPI_INT, &scattered);
+    MPI_Type_commit(&scattered);
+    int *src = malloc(2 * SSPAN * sizeof(int)), *back = malloc(2 * SSPAN * sizeof(int));
+    /* Each int of the origin's blocks holds its place in the packed order, plus one. */
+    for (int k = 0; k < 2 * SSPAN; k++)
+        src[k] = k % (2 * SBLOCK) < SBLOCK ? k / (2 * SBLOCK) * SBLOCK + k % (2 * SBLOCK) + 1 : -1;
+    for (int k = 0; k < 2 * SSPAN; k++) back[k] = -7;
+    const MPI_Aint at = bases[target] + SINTS / 2 * (MPI_Aint)sizeof(int);
+
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
+    check_where("regions: put from a scattered origin across two regions");
+    CHECK_MPI(MPI_Put(src, 1, scattered, target, at, SSPAN, MPI_INT, win));
+    CHECK_MPI(MPI_Win_flush(target, win));
+    check_where("regions: accumulate from a scattered origin across two regions");
+    CHECK_MPI(MPI_Accumulate(src, 1, scattered, target, at, SSPAN, MPI_INT, MPI_SUM, win));
+    CHECK_MPI(MPI_Win_flush(target, win));
+    check_where("regions: get into a scattered origin across two regions");
+    CHECK_MPI(MPI_Get(back, 1, scattered, target, at, SSPAN, MPI_INT, win));
+    CHECK_MPI(MPI_Win_unlock(target, win));
+    size_t wrong = 0;
+    for (int k = 0; k < 2 * SSPAN; k++) wrong += back[k] != (src[k] < 0 ? -7 : 2 * src[k]);
+    CHECK(wrong == 0, "regions: %zu ints of the scattered get are wrong", wrong);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    size_t bad = 0;
+    for (int k = 0; k < 2 * SINTS; k++) {
+        const int expect = k >= SINTS / 2 && k < SINTS / 2 + SSPAN ? 2 * (k - SINTS / 2 + 1) : 0;
+        if (mem[k] != expect && bad++ < 4)
+            CHECK(0, "regions: scattered origin: int %d is %d, expected %d", k, mem[k], expect);
+    }
+    CHECK(bad == 0, "regions: scattered origin: %zu ints wrong", bad);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_detach(win, mem);
+    MPI_Win_detach(win, mem + SINTS);
+    MPI_Win_free(&win);
+    MPI_Type_free(&scattered);
+    free(mem);
+    free(bases);
+    free(src);
+    free(back);
+}
+
 static void test_regions(void)
 {
     MPI_Win win;
@@ -368,6 +431,7 @@ static void test_regions(void)
     free(bases);
     free(src);
     free(res);
+    regions_scattered();
 }
 
 /* ---- shared0 ------------------------------------------------------------- */

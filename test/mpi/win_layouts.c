@@ -8,6 +8,11 @@
  * every byte of the target window must equal what MPI_Unpack of the same bytes with
  * the same datatype gives (gaps untouched), and a get with the datatype must bring back
  * exactly the bytes put.
+ *
+ * Then each shape describes the origin's buffer and the target is plain bytes (over
+ * the network the origin packs, and from 64 KiB moves the block by RMA itself), in a
+ * fence, a lock (request-based for every other shape) and a PSCW epoch: the window must hold
+ * MPI_Pack's bytes, and a get must leave the origin's buffer as MPI_Unpack would.
  */
 #include <mpi.h>
 #include <stdlib.h>
@@ -15,7 +20,7 @@
 
 #include "check.h"
 
-enum { WIN_BYTES = 4 << 20, FILL = 0xEE };
+enum { WIN_BYTES = 4 << 20, FILL = 0xEE, AT = 96 /* where the plain bytes go */ };
 
 typedef struct {
     const char *name;
@@ -138,6 +143,92 @@ int main(int argc, char **argv)
         for (long k = 0; k < bytes; k++) wrong += back[k] != data[k];
         CHECK(wrong == 0, "%s: %ld of %ld bytes got back differ from those put", sh->name, wrong, bytes);
     }
+
+    MPI_Group world, left_group, right_group;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &left, &left_group);
+    MPI_Group_incl(world, 1, &right, &right_group);
+    const char *sync_names[3] = {"fence", "lock", "pscw"};
+    for (int step = 0; step < 3 * nshapes; step++) {
+        const int round = step / 3, sync = step % 3;
+        const shape *sh = &shapes[round];
+        const bool requests = sync == 1 && round % 2 == 1;
+        int type_size;
+        MPI_Type_size(sh->type, &type_size);
+        const long bytes = (long)type_size * sh->count;
+        CHECK(AT + bytes <= WIN_BYTES, "%s: the bytes do not fit the window", sh->name);
+
+        /* This rank's origin buffer, and what its right neighbour's window must hold. */
+        pattern_fill(data, WIN_BYTES, pattern_seed((uint32_t)round, (uint32_t)rank, 1, 0));
+        int pos = 0;
+        MPI_Pack(data + sh->disp, sh->count, sh->type, want, WIN_BYTES, &pos, MPI_COMM_SELF);
+        CHECK(pos == bytes, "%s: MPI_Pack gave %d bytes, want %ld", sh->name, pos, bytes);
+
+        memset(mem, FILL, WIN_BYTES);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int get = 0; get < 2; get++) {
+            check_where("%s: %s from a scattered origin, %s%s", sh->name, get ? "get" : "put",
+                        sync_names[sync], requests ? ", request-based" : "");
+            MPI_Request req = MPI_REQUEST_NULL;
+            if (sync == 0) CHECK_MPI(MPI_Win_fence(0, win));
+            if (sync == 1) CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
+            if (sync == 2) {
+                CHECK_MPI(MPI_Win_post(left_group, 0, win));
+                CHECK_MPI(MPI_Win_start(right_group, 0, win));
+            }
+            if (get) {
+                memset(back, FILL, WIN_BYTES);
+                if (requests)
+                    CHECK_MPI(MPI_Rget(back + sh->disp, sh->count, sh->type, right, AT, (int)bytes, MPI_BYTE,
+                                       win, &req));
+                else
+                    CHECK_MPI(
+                        MPI_Get(back + sh->disp, sh->count, sh->type, right, AT, (int)bytes, MPI_BYTE, win));
+            } else if (requests) {
+                CHECK_MPI(MPI_Rput(data + sh->disp, sh->count, sh->type, right, AT, (int)bytes, MPI_BYTE, win,
+                                   &req));
+            } else {
+                CHECK_MPI(
+                    MPI_Put(data + sh->disp, sh->count, sh->type, right, AT, (int)bytes, MPI_BYTE, win));
+            }
+            if (requests) CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+            if (sync == 0) CHECK_MPI(MPI_Win_fence(0, win));
+            if (sync == 1) CHECK_MPI(MPI_Win_unlock(right, win));
+            if (sync == 2) {
+                CHECK_MPI(MPI_Win_complete(win));
+                CHECK_MPI(MPI_Win_wait(win));
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (!get) {
+                /* The left neighbour's packed bytes, at AT, and nothing else touched. */
+                unsigned char *theirs = back;
+                pattern_fill(theirs, WIN_BYTES, pattern_seed((uint32_t)round, (uint32_t)left, 1, 0));
+                unsigned char *packed = malloc((size_t)bytes);
+                CHECK(packed, "out of memory");
+                pos = 0;
+                MPI_Pack(theirs + sh->disp, sh->count, sh->type, packed, (int)bytes, &pos, MPI_COMM_SELF);
+                const size_t after = (size_t)(WIN_BYTES - AT - bytes);
+                long wrong = (fill_mismatch(mem, AT, FILL) != AT) +
+                             (fill_mismatch(mem + AT + bytes, after, FILL) != after);
+                for (long k = 0; k < bytes; k++) wrong += mem[AT + k] != packed[k];
+                CHECK(wrong == 0, "%s, %s: %ld window bytes differ from MPI_Pack's of the origin", sh->name,
+                      sync_names[sync], wrong);
+                free(packed);
+            } else {
+                /* Our own packed bytes, back in our layout over FILL. */
+                memset(data, FILL, WIN_BYTES);
+                pos = 0;
+                MPI_Unpack(want, (int)bytes, &pos, data + sh->disp, sh->count, sh->type, MPI_COMM_SELF);
+                long wrong = 0;
+                for (long k = 0; k < WIN_BYTES; k++) wrong += back[k] != data[k];
+                CHECK(wrong == 0, "%s, %s: %ld origin bytes differ from MPI_Unpack's after the get", sh->name,
+                      sync_names[sync], wrong);
+            }
+        }
+    }
+    MPI_Group_free(&left_group);
+    MPI_Group_free(&right_group);
+    MPI_Group_free(&world);
 
     for (int i = 0; i < nshapes; i++) MPI_Type_free(&shapes[i].type);
     free(data);
