@@ -344,6 +344,13 @@ int oscf_win_engine_applies(oscf_win *win, int target, oscf_type type);
 int oscf_win_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, oscf_type type,
                                oscf_op op, int64_t target_disp, const oscf_packer *packer,
                                const oscf_notify *notify);
+/* The same for a get_accumulate: origin packs the operands (NULL for OSCF_OP_NO_OP), and
+ * the pieces' old values are unpacked by result in order once all have arrived, before
+ * notify or the flush that completes the call. Both packers are released exactly once,
+ * whatever the call returns. */
+int oscf_win_get_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, oscf_type type,
+                                   oscf_op op, int64_t target_disp, const oscf_packer *origin,
+                                   const oscf_packer *result, const oscf_notify *notify);
 /* One element: if target == *compare then target = *origin; *result = old target. */
 int oscf_win_compare_and_swap(oscf_win *win, int target, const void *origin, const void *compare,
                               void *result, oscf_type type, int64_t target_disp, int64_t byte_offset);

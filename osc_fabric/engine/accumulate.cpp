@@ -255,7 +255,7 @@ int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, ui
     if (h.opcode == kAmFlush) return len == 0 ? OSCF_OK : OSCF_ERR_ARG;  // arrival is the point
     if (h.opcode == kAmLockShared) return len == 0 ? grant_shared() : OSCF_ERR_ARG;
     if (h.opcode == kAmGather) return serve_gather(h, payload, len, old_out, old_len);
-    if (h.opcode == kAmScatter) return serve_scatter(h, payload, len);
+    if (h.opcode == kAmScatter) return serve_scatter(h, payload, len, old_out, old_len);
     if (h.opcode == kAmGatherRuns) return serve_gather_runs(h, payload, len, old_out, old_len);
     if (h.opcode == kAmScatterPull || h.opcode == kAmGatherPush) return serve_rendezvous(h, payload, len);
     if (h.opcode == kAmComplete) return serve_complete(h, len);

@@ -20,6 +20,8 @@
 //   version 11: a kAmGatherPush's AmPull names its bytes' room only, not its runs' too.
 //   version 12: kAmComplete, MPI_Win_complete's notification behind the origin's messages,
 //              or riding on the last batch (kAmBatchCompletes).
+//   version 13: a kAmScatter may ask for its pieces' old values (kAmFetch): get_accumulate
+//              in the layout form.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +30,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 12;
+constexpr uint8_t kAmVersion = 13;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,   // payload: count origin elements (none for a fetching NO_OP)
@@ -47,7 +49,9 @@ enum AmOpcode : uint8_t {
     // The layout opcodes: count AmRuns in offset bytes of their wire form (run_codec.h),
     // padded to kRunsAlign.
     kAmScatter = 7,      // payload: the runs, then the bytes of their pieces back to back,
-                         // which the target copies to them (packed_layout.cpp)
+                         // which the target copies to them or applies (packed_layout.cpp);
+                         // with kAmFetch the reply carries the pieces' old values back to
+                         // back, and a NO_OP has no bytes
     kAmGatherRuns = 8,   // payload: the runs; the reply carries their pieces' bytes back
                          // to back
     kAmScatterPull = 9,  // payload: AmPull of a chunk of the runs and their bytes; the

@@ -284,6 +284,19 @@ int oscf_win_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, 
     });
 }
 
+int oscf_win_get_accumulate_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, oscf_type type,
+                                   oscf_op op, int64_t disp, const oscf_packer *origin,
+                                   const oscf_packer *result, const oscf_notify *notify) {
+    if (!win || (n && !runs) || !result || !result->unpack || (origin && !origin->pack)) {
+        for (const oscf_packer *pk : {origin, result})
+            if (pk && pk->release) pk->release(pk->arg);
+        return OSCF_ERR_ARG;
+    }
+    return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
+        return w.get_accumulate_packed(lk, target, runs, n, type, op, disp, origin, *result, notify);
+    });
+}
+
 int oscf_win_direct_span(oscf_win *win, int target, int64_t disp, int64_t offset, size_t len, int is_put,
                          void **where) {
     if (!where) return OSCF_ERR_ARG;

@@ -1,4 +1,4 @@
-// Puts, gets and accumulates of many small pieces described by the target's layout
+// Puts, gets, accumulates and get_accumulates of many small pieces described by the target's layout
 // (engine.h, oscf_win_put_packed). A derived datatype's thousands of pieces cost, per
 // piece, only the copy at each end: the origin's bytes are packed by the caller (Open
 // MPI's convertor), the target's layout travels as runs (AmRun: a vector's pieces are
@@ -8,6 +8,9 @@
 //        bytes (an accumulate's split only between elements);
 //   get: kAmGatherRuns messages of runs; each reply's bytes land at their place in one
 //        buffer, which the caller unpacks once all have arrived.
+//   get_accumulate: kAmScatter messages that ask for the old values (kAmFetch), runs then
+//        the origin's elements (none for NO_OP); the replies' old values land as a get's
+//        bytes do, and are unpacked into the result's layout.
 // A put's messages but the last go unanswered (kAmNoReply): the target serves one
 // origin's messages in order, so the last reply covers them all, and a reply per message
 // costs the target a send each. A get's replies carry its bytes; the operation (OpScope)
@@ -229,6 +232,44 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
     return finish(lk, scope, rc);
 }
 
+// The layout form of a get_accumulate, to a peer whose engine applies `type`: as an
+// accumulate's, each message applied whole under the target's lock, so every element
+// stays atomic; the old values come back as a get's bytes do.
+int oscf_win::get_accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
+                                    oscf_op op, int64_t disp, const oscf_packer *origin,
+                                    const oscf_packer &result, const oscf_notify *notify) {
+    PackerRelease hold_origin(origin ? *origin : oscf_packer{});
+    PackerRelease hold_result(result);
+    int rc = check_reduction(op, type, false);
+    if (!rc) rc = check_target(target);
+    if (rc) return rc;
+    if ((op == OSCF_OP_NO_OP) != (origin == nullptr)) return OSCF_ERR_ARG;
+    if (!engine_applies(target, type)) return OSCF_ERR_UNSUPPORTED;
+    Peer &p = peer(target);
+    if (notify && (rc = check_request_epoch(target, "get_accumulate"))) return rc;
+    LayoutSize lsize;
+    if (!measure_layout(runs, n, false, &lsize))
+        return usage_error(OSCF_ERR_RMA_RANGE, "get_accumulate: the target datatype's layout overflows");
+    const size_t bytes = lsize.bytes;
+    const size_t size = type_size(type);
+    for (size_t i = 0; i < n; ++i)
+        if (runs[i].len % size)
+            return usage_error(OSCF_ERR_TYPE, "get_accumulate: a piece splits an element");
+    OpScope scope(p.acc, notify);  // complete when the old values are in
+    rc = begin_access(lk, target, "get_accumulate");
+    uint64_t delta = 0;
+    if (!rc && bytes > 0)
+        rc = layout_delta(lk, target, disp, runs, n, lsize.lo, lsize.hi, "get_accumulate", &delta);
+    if (!rc && bytes > 0 && !(rc = send_batch(p))) rc = order_accumulate(lk, p, OSCF_PATH_AM);
+    if (!rc && bytes > 0)
+        rc = fetch_scatter(p, runs, n, delta, bytes, origin, hold_result.pass_on(), scope, Update{type, op});
+    if (!rc) {
+        stats.am_requests += bytes > 0;
+        stats.layout_bytes += bytes;
+    }
+    return finish(lk, scope, rc);
+}
+
 bool oscf_win::engine_applies(int target, oscf_type type) const {
     return target >= 0 && target < size_ && acc_route(peer(target), target, type) == AccRoute::message;
 }
@@ -324,7 +365,46 @@ int oscf_win::gather_runs(Peer &p, const oscf_run *runs, size_t n, uint64_t delt
     return rc;
 }
 
-int oscf_win::serve_scatter(const AmHeader &h, const uint8_t *payload, size_t len) {
+// Each message is answered with its pieces' old values, in the order of the pieces: the
+// reply of a get's kAmGatherRuns, applied as an accumulate's kAmScatter.
+int oscf_win::fetch_scatter(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, size_t bytes,
+                            const oscf_packer *origin, const oscf_packer &result, OpScope &scope, Update u) {
+    auto *reply = new GatherRunsReply(bytes, result, scope.context());
+    scope.on_post();
+    if (origin && !pack_buffer_) pack_buffer_.reset(new uint8_t[kAmMaxPayload]);
+    RunCursor cursor(runs, n, delta, type_size(u.type));
+    RunList sub;
+    int rc = OSCF_OK;
+    for (size_t pos = 0; !rc && !cursor.done();) {
+        // The origin's elements ride with the runs; the old values fill the reply.
+        const size_t data =
+            cursor.next(sub, origin ? RunCursor::shared(kAmMaxPayload) : RunCursor::split(kAmMaxPayload));
+        if (origin && origin->pack(origin->arg, pack_buffer_.get(), data) != OSCF_OK) {
+            rc = OSCF_ERR_INTERNAL;
+            break;
+        }
+        AmHeader h = am_request(p, kAmScatter, u.type, u.op, kAmFetch, sub.count(), sub.pad());
+        reply->expect();
+        h.token = eng_.am->new_request(reply, reply->at(pos), data);
+        ++stats.layout_messages;
+        rc = eng_.am->send(p.addr, h, sub.data(), sub.bytes(), origin ? pack_buffer_.get() : nullptr,
+                           origin ? data : 0);
+        if (rc) reply->complete(rc, 0);  // no reply will come
+        pos += data;
+    }
+    reply->complete(rc, 0);  // every message is out
+    return rc;
+}
+
+int oscf_win::serve_scatter(const AmHeader &h, const uint8_t *payload, size_t len, uint8_t *old_out,
+                            size_t *old_len) {
+    if (h.flags & kAmFetch) {
+        const uint64_t desc = h.offset;  // the runs' bytes
+        if (desc > len) return OSCF_ERR_ARG;
+        return fetch_pieces(payload, desc, h.count, payload + desc, len - desc,
+                            Update{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)}, old_out,
+                            kAmMaxPayload, old_len);
+    }
     int rc = scatter_here(h, payload, len);
     // Only an operation's last message is answered: it reports the first failure of
     // the silent ones before it (served in order, the same origin's stream).
@@ -373,6 +453,31 @@ int oscf_win::scatter_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, c
         return OSCF_OK;
     });
     return rc == OSCF_OK && len != 0 ? OSCF_ERR_ARG : rc;
+}
+
+int oscf_win::fetch_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, const uint8_t *data, size_t len,
+                           Update u, uint8_t *old, size_t cap, size_t *old_len) {
+    *old_len = 0;
+    if (!valid_type(u.type) || !valid_op(u.op) || !op_allowed(u.op, u.type)) return OSCF_ERR_ARG;
+    const bool no_op = u.op == OSCF_OP_NO_OP;
+    if (no_op && len != 0) return OSCF_ERR_ARG;
+    const size_t size = type_size(u.type);
+    size_t total = 0;
+    auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
+    int rc = each_piece(desc, desc_len, n, where, [&](char *t, size_t bytes) {
+        if (bytes % size || bytes > cap - total || (!no_op && bytes > len)) return OSCF_ERR_ARG;
+        apply_here(u.op, u.type, t, no_op ? nullptr : reinterpret_cast<const char *>(data),
+                   reinterpret_cast<char *>(old + total), bytes / size);
+        total += bytes;
+        if (!no_op) {
+            data += bytes;
+            len -= bytes;
+        }
+        return OSCF_OK;
+    });
+    if (rc == OSCF_OK && len != 0) rc = OSCF_ERR_ARG;
+    *old_len = rc == OSCF_OK ? total : 0;
+    return rc;
 }
 
 int oscf_win::gather_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, uint8_t *out, size_t cap,

@@ -92,6 +92,10 @@ struct oscf_win {
     bool engine_applies(int target, oscf_type type) const;  // oscf_win_engine_applies; any target
     int accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type, oscf_op op,
                           int64_t disp, const oscf_packer &pk, const oscf_notify *notify);
+    // origin: nullptr for OSCF_OP_NO_OP.
+    int get_accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
+                              oscf_op op, int64_t disp, const oscf_packer *origin, const oscf_packer &result,
+                              const oscf_notify *notify);
 
     // accumulate.cpp
     int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type, oscf_op op,
@@ -345,7 +349,10 @@ private:
                 oscf::OpScope &scope, Update u);
     int gather_runs(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, size_t bytes,
                     const oscf_packer &pk, oscf::OpScope &scope);
-    int serve_scatter(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
+    int fetch_scatter(Peer &p, const oscf_run *runs, size_t n, uint64_t delta, size_t bytes,
+                      const oscf_packer *origin, const oscf_packer &result, oscf::OpScope &scope, Update u);
+    int serve_scatter(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *old_out,
+                      size_t *old_len);
     int scatter_here(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     // The n runs at desc: their pieces filled from data, or copied out to out.
     // desc: n runs in desc_len bytes of their wire form (run_codec.h).
@@ -353,6 +360,10 @@ private:
                        Update u);
     int gather_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, uint8_t *out, size_t cap,
                       size_t *out_len);
+    // A fetching accumulate's: the origin's elements at data (none for NO_OP) applied, each
+    // piece's old elements copied to old first, back to back.
+    int fetch_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, const uint8_t *data, size_t len,
+                     Update u, uint8_t *old, size_t cap, size_t *old_len);
     // packed_rendezvous.cpp: the same for large operations, by RMA of a registered copy.
     static constexpr size_t kRendezvousMin = 4 * oscf::kAmMaxPayload;  // bytes; below, messages
     // wire: the runs' wire form, uncut (packed_layout.cpp, LayoutSize), which sizes a

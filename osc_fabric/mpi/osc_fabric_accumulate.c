@@ -430,6 +430,87 @@ static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_cou
     return true;
 }
 
+/* A get_accumulate of small pieces (on any side) to a peer whose engine applies its
+ * type's updates: the target's layout as runs, the origin's elements packed (none for
+ * MPI_NO_OP), the old values unpacked into the result's layout. */
+typedef struct fetch_layout {
+    acc_layout l;
+    void *result_addr;
+    int result_count;
+    ompi_datatype_t *result_dt;
+} fetch_layout;
+
+static int run_fetch_layout(void *arg, const oscf_notify *notify)
+{
+    const fetch_layout *f = arg;
+    const acc_layout *l = &f->l;
+    const bool with_origin = OSCF_OP_NO_OP != l->op;
+    oscf_packer opk, rpk;
+    int rc = ompi_osc_fabric_packer(f->result_dt, f->result_count, f->result_addr, false, &rpk);
+    if (OMPI_SUCCESS != rc) return rc;
+    if (with_origin && OMPI_SUCCESS != (rc = ompi_osc_fabric_packer(l->origin_dt, l->origin_count,
+                                                                    l->origin_addr, true, &opk))) {
+        rpk.release(rpk.arg);
+        return rc;
+    }
+    return ompi_osc_fabric_status(oscf_win_get_accumulate_packed(l->win, l->target, l->runs.v, l->runs.n,
+                                                                 l->type, l->op, l->target_disp,
+                                                                 with_origin ? &opk : NULL, &rpk, notify));
+}
+
+/* Fills f and returns true when a get_accumulate's sides are all built from one
+ * single-value type, hold the same bytes, the target's engine applies them, and some
+ * side's pieces are small (as ompi_osc_fabric_layout_wanted). Anything else, errors
+ * included, takes the general path, which reports them. */
+static bool fetch_layout_wanted(fetch_layout *f, const void *origin_addr, int origin_count,
+                                ompi_datatype_t *origin_dt, void *result_addr, int result_count,
+                                ompi_datatype_t *result_dt, int target, ptrdiff_t target_disp,
+                                int target_count, ompi_datatype_t *target_dt, ompi_op_t *op,
+                                struct ompi_win_t *win)
+{
+    acc_layout *l = &f->l;
+    const bool with_origin = (MPI_Op)op != MPI_NO_OP;
+    const bool origin_one =
+        !with_origin || ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count);
+    const bool result_one = ompi_datatype_is_contiguous_memory_layout(result_dt, result_count);
+    if (MPI_PROC_NULL == target ||
+        (origin_one && result_one && ompi_datatype_is_contiguous_memory_layout(target_dt, target_count)))
+        return false;
+    oscf_type tt, st;
+    l->win = ompi_osc_fabric_win(win);
+    if (OMPI_SUCCESS != ompi_osc_fabric_map_op(op, &l->op) ||
+        OMPI_SUCCESS != ompi_osc_fabric_element_type(target_dt, &tt) || tt >= OSCF_TYPE_FLOAT_INT ||
+        OMPI_SUCCESS != ompi_osc_fabric_element_type(result_dt, &st) || st != tt ||
+        (with_origin && (OMPI_SUCCESS != ompi_osc_fabric_element_type(origin_dt, &st) || st != tt)) ||
+        OMPI_SUCCESS != check_byte_op(target_dt, l->op) || 1 != oscf_win_engine_applies(l->win, target, tt))
+        return false;
+    const size_t bytes = data_bytes(target_dt, target_count);
+    if (0 == bytes || data_bytes(result_dt, result_count) != bytes ||
+        (with_origin && data_bytes(origin_dt, origin_count) != bytes))
+        return false;
+    if (OMPI_SUCCESS != ompi_osc_fabric_runs_of(target_dt, target_count, &l->runs)) return false;
+    const bool small = l->runs.bytes == bytes &&
+                       ((l->runs.pieces > 1 && bytes / l->runs.pieces <= OSCF_PACKED_PIECE_MAX) ||
+                        (!origin_one && ompi_osc_fabric_small_pieces(origin_dt, origin_count, bytes,
+                                                                     OSCF_PACKED_PIECE_MAX)) ||
+                        (!result_one && ompi_osc_fabric_small_pieces(result_dt, result_count, bytes,
+                                                                     OSCF_PACKED_PIECE_MAX)));
+    if (!small) {
+        ompi_osc_fabric_runs_free(&l->runs);
+        return false;
+    }
+    l->target = target;
+    l->target_disp = target_disp;
+    l->type = tt;
+    l->origin_addr = origin_addr;
+    l->origin_count = origin_count;
+    l->origin_dt = origin_dt;
+    f->result_addr = result_addr;
+    f->result_count = result_count;
+    f->result_dt = result_dt;
+    return true;
+}
+
 /* count elements of dt (plain_type t) reduced by o at a peer the engine left open
  * (direct_view.h): false means nothing was done. MPI_BYTE takes only the bitwise ops. */
 static bool direct_one(oscf_direct_view *direct, const void *origin_addr, void *result_addr, int target,
@@ -646,6 +727,15 @@ static int accumulate(const void *origin_addr, int origin_count, ompi_datatype_t
                     target, target_disp, target_count, target_dt, op, win))
         return NULL == request ? run_walk(&w, NULL)
                                : ompi_osc_fabric_request_start(win, target, run_walk, &w, request);
+    fetch_layout f;
+    if (NULL != result_dt &&
+        fetch_layout_wanted(&f, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt,
+                            target, target_disp, target_count, target_dt, op, win)) {
+        int rc = NULL == request ? run_fetch_layout(&f, NULL)
+                                 : ompi_osc_fabric_request_start(win, target, run_fetch_layout, &f, request);
+        ompi_osc_fabric_runs_free(&f.l.runs);
+        return rc;
+    }
     acc_layout l;
     if (NULL == result_dt &&
         !(ompi_datatype_is_predefined(origin_dt) && ompi_datatype_is_predefined(target_dt)) &&

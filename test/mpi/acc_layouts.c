@@ -1,0 +1,284 @@
+/*
+ * acc_layouts: MPI_Accumulate and MPI_Get_accumulate whose origin, target and result
+ * are each a derived datatype of many small pieces, all different (blocks of 3, 5 and
+ * 4 elements; the result's blocks go down in memory), each rank to its right
+ * neighbour. Over the network such a call travels in the layout form: the target's
+ * layout as runs, the origin's elements packed, the old values packed back and
+ * unpacked into the result's layout (engine/packed_layout.cpp).
+ *
+ *   ops:       every op allowed for MPI_INT, MPI_DOUBLE and MPI_UNSIGNED_CHAR, NO_OP
+ *              and REPLACE included, in one message and in many, in fence, lock and
+ *              request-based epochs: the target's elements are op(old, origin), the
+ *              elements between them untouched, and the result holds the old values,
+ *              its gaps untouched.
+ *   atomicity: every rank adds 1 to the same elements of rank 0 with
+ *              MPI_Get_accumulate, round after round: each element's fetched values,
+ *              over all ranks and rounds, are 0, 1, ... each exactly once.
+ */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* count elements in blocks of `block`, `stride` elements apart (negative: going down). */
+typedef struct {
+    int block, stride;
+} layout;
+
+static const layout kTarget = {3, 7}, kOrigin = {5, 6}, kResult = {4, -9};
+
+/* Where the k-th element of a layout lies, in elements from its first block's start. */
+static long place(layout l, long k)
+{
+    return k / l.block * l.stride + k % l.block;
+}
+
+/* Elements a buffer needs for n elements of l, and where in it the first block starts. */
+static long span(layout l, long n)
+{
+    const long blocks = (n + l.block - 1) / l.block;
+    return (blocks - 1) * labs(l.stride) + l.block;
+}
+static long start(layout l, long n)
+{
+    return l.stride < 0 ? span(l, n) - l.block : 0;
+}
+
+static MPI_Datatype make(layout l, long n, MPI_Datatype t)
+{
+    int size;
+    MPI_Type_size(t, &size);
+    MPI_Datatype v;
+    MPI_Type_create_hvector((int)(n / l.block), l.block, (MPI_Aint)l.stride * size, t, &v);
+    MPI_Type_commit(&v);
+    return v;
+}
+
+typedef struct {
+    const char *name;
+    MPI_Datatype type;
+    int size;
+    int bitwise; /* the bitwise and logical ops apply */
+} elem;
+
+typedef struct {
+    const char *name;
+    MPI_Op op;
+    int bitwise;
+} opdef;
+
+/* Values small enough that every op's result is exact in every type. */
+static double value(uint32_t seed, long i)
+{
+    return (double)(pattern_byte(seed, (size_t)i) % 13);
+}
+
+static void store(const elem *e, void *buf, long i, double v)
+{
+    if (e->type == MPI_INT)
+        ((int *)buf)[i] = (int)v;
+    else if (e->type == MPI_DOUBLE)
+        ((double *)buf)[i] = v;
+    else
+        ((unsigned char *)buf)[i] = (unsigned char)v;
+}
+
+static double load(const elem *e, const void *buf, long i)
+{
+    if (e->type == MPI_INT) return ((const int *)buf)[i];
+    if (e->type == MPI_DOUBLE) return ((const double *)buf)[i];
+    return ((const unsigned char *)buf)[i];
+}
+
+static double apply(const elem *e, MPI_Op op, double old, double o)
+{
+    const long a = (long)old, b = (long)o;
+    const long mask = e->type == MPI_UNSIGNED_CHAR ? 0xff : -1;
+    if (op == MPI_SUM) return e->type == MPI_DOUBLE ? old + o : (double)((a + b) & mask);
+    if (op == MPI_PROD) return e->type == MPI_DOUBLE ? old * o : (double)((a * b) & mask);
+    if (op == MPI_MAX) return old > o ? old : o;
+    if (op == MPI_MIN) return old < o ? old : o;
+    if (op == MPI_REPLACE) return o;
+    if (op == MPI_NO_OP) return old;
+    if (op == MPI_BAND) return (double)(a & b);
+    if (op == MPI_BOR) return (double)(a | b);
+    if (op == MPI_BXOR) return (double)(a ^ b);
+    if (op == MPI_LAND) return (double)(a && b);
+    if (op == MPI_LOR) return (double)(a || b);
+    return (double)(!a != !b); /* MPI_LXOR */
+}
+
+enum { FILL = 99 };
+enum sync { FENCE, LOCK, REQUEST, NSYNC };
+static const char *const sync_names[NSYNC] = {"fence", "lock", "request"};
+
+static void test_ops(MPI_Win win, void *mem, long win_elems, int rank, int size, long n, const elem *e,
+                     const opdef *o, enum sync sync, int fetch)
+{
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    const long ospan = span(kOrigin, n), rspan = span(kResult, n), tspan = span(kTarget, n);
+    CHECK(tspan <= win_elems, "the target layout does not fit the window");
+    char *origin = malloc((size_t)ospan * (size_t)e->size), *result = malloc((size_t)rspan * (size_t)e->size);
+    CHECK(origin && result, "out of memory");
+    const uint32_t mine = pattern_seed((uint32_t)n, (uint32_t)rank, 7, 0);
+    const uint32_t theirs = pattern_seed((uint32_t)n, (uint32_t)left, 7, 0);
+    const uint32_t window_seed = pattern_seed((uint32_t)n, 11, 0, 0); /* every rank's window alike */
+    for (long i = 0; i < ospan; i++) store(e, origin, i, FILL);
+    for (long k = 0; k < n; k++) store(e, origin, start(kOrigin, n) + place(kOrigin, k), value(mine, k));
+    for (long i = 0; i < rspan; i++) store(e, result, i, FILL);
+    for (long i = 0; i < win_elems; i++) store(e, mem, i, value(window_seed, i));
+    MPI_Datatype ot = make(kOrigin, n, e->type), tt = make(kTarget, n, e->type), rt = make(kResult, n, e->type);
+    char *obase = origin + start(kOrigin, n) * e->size, *rbase = result + start(kResult, n) * e->size;
+
+    check_where("%s %s of %ld %s, %s", fetch ? "get_accumulate" : "accumulate", o->name, n, e->name,
+                sync_names[sync]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (sync == FENCE)
+        CHECK_MPI(MPI_Win_fence(0, win));
+    else
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (sync == REQUEST && fetch)
+        CHECK_MPI(MPI_Rget_accumulate(obase, 1, ot, rbase, 1, rt, right, 0, 1, tt, o->op, win, &req));
+    else if (sync == REQUEST)
+        CHECK_MPI(MPI_Raccumulate(obase, 1, ot, right, 0, 1, tt, o->op, win, &req));
+    else if (fetch)
+        CHECK_MPI(MPI_Get_accumulate(obase, 1, ot, rbase, 1, rt, right, 0, 1, tt, o->op, win));
+    else
+        CHECK_MPI(MPI_Accumulate(obase, 1, ot, right, 0, 1, tt, o->op, win));
+    if (sync == REQUEST) CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (sync == FENCE)
+        CHECK_MPI(MPI_Win_fence(0, win));
+    else
+        CHECK_MPI(MPI_Win_unlock(right, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Our window, as the left neighbour's call left it. */
+    long wrong = 0, first = -1;
+    char *touched = calloc((size_t)win_elems, 1);
+    for (long k = 0; k < n; k++) {
+        const long i = place(kTarget, k);
+        touched[i] = 1;
+        const double want = apply(e, o->op, value(window_seed, i), value(theirs, k));
+        if (load(e, mem, i) != want && wrong++ == 0) first = i;
+    }
+    for (long i = 0; i < win_elems; i++)
+        if (!touched[i] && load(e, mem, i) != value(window_seed, i) && wrong++ == 0) first = i;
+    CHECK(wrong == 0, "%s %s of %ld %s, %s: %ld window elements wrong, the first at %ld", fetch ? "get_accumulate" : "accumulate",
+          o->name, n, e->name, sync_names[sync], wrong, first);
+    /* Our result: the right neighbour's old values, in our result's layout. */
+    if (fetch) {
+        wrong = 0;
+        first = -1;
+        char *hit = calloc((size_t)rspan, 1);
+        for (long k = 0; k < n; k++) {
+            const long i = start(kResult, n) + place(kResult, k);
+            hit[i] = 1;
+            if (load(e, result, i) != value(window_seed, place(kTarget, k)) && wrong++ == 0) first = k;
+        }
+        for (long i = 0; i < rspan; i++)
+            if (!hit[i] && load(e, result, i) != FILL && wrong++ == 0) first = -i;
+        CHECK(wrong == 0, "get_accumulate %s of %ld %s, %s: %ld result elements wrong (first %ld)", o->name, n,
+              e->name, sync_names[sync], wrong, first);
+        free(hit);
+    }
+    free(touched);
+    MPI_Type_free(&ot);
+    MPI_Type_free(&tt);
+    MPI_Type_free(&rt);
+    free(origin);
+    free(result);
+}
+
+/* Every rank fetches-and-adds 1 to the same n elements of rank 0, rounds times. */
+static void test_atomicity(int rank, int size)
+{
+    enum { N = 3000, ROUNDS = 6 };
+    const long tspan = span(kTarget, N), rspan = span(kResult, N);
+    int *mem;
+    MPI_Win win;
+    MPI_Win_allocate(tspan * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    memset(mem, 0, (size_t)tspan * sizeof(int));
+    MPI_Datatype tt = make(kTarget, N, MPI_INT), rt = make(kResult, N, MPI_INT), ot = make(kOrigin, N, MPI_INT);
+    int *ones = malloc((size_t)span(kOrigin, N) * sizeof(int)), *res = malloc((size_t)rspan * sizeof(int));
+    int *fetched = malloc((size_t)ROUNDS * N * sizeof(int));
+    for (long i = 0; i < span(kOrigin, N); i++) ones[i] = 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_where("atomicity: get_accumulate rounds");
+    for (int r = 0; r < ROUNDS; r++) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+        CHECK_MPI(MPI_Get_accumulate(ones, 1, ot, res + start(kResult, N), 1, rt, 0, 0, 1, tt, MPI_SUM, win));
+        CHECK_MPI(MPI_Win_unlock(0, win));
+        for (long k = 0; k < N; k++) fetched[r * N + k] = res[start(kResult, N) + place(kResult, k)];
+    }
+    int *all = rank == 0 ? malloc((size_t)size * ROUNDS * N * sizeof(int)) : NULL;
+    MPI_Gather(fetched, ROUNDS * N, MPI_INT, all, ROUNDS * N, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        const int total = size * ROUNDS;
+        char *seen = malloc((size_t)total);
+        long bad = 0;
+        for (long k = 0; k < N; k++) {
+            memset(seen, 0, (size_t)total);
+            for (int p = 0; p < size; p++)
+                for (int r = 0; r < ROUNDS; r++) {
+                    const int v = all[((long)p * ROUNDS + r) * N + k];
+                    if (v < 0 || v >= total || seen[v]++) bad++;
+                }
+            if (mem[place(kTarget, k)] != total) bad++;
+        }
+        CHECK(bad == 0, "atomicity: %ld fetched values repeated or out of range, or final sums wrong", bad);
+        free(seen);
+        free(all);
+    }
+    MPI_Type_free(&tt);
+    MPI_Type_free(&rt);
+    MPI_Type_free(&ot);
+    free(ones);
+    free(res);
+    free(fetched);
+    MPI_Win_free(&win);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    check_watchdog(150);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    const elem elems[] = {
+        {"MPI_INT", MPI_INT, (int)sizeof(int), 1},
+        {"MPI_DOUBLE", MPI_DOUBLE, (int)sizeof(double), 0},
+        {"MPI_UNSIGNED_CHAR", MPI_UNSIGNED_CHAR, 1, 1},
+    };
+    const opdef ops[] = {
+        {"MPI_SUM", MPI_SUM, 0},   {"MPI_PROD", MPI_PROD, 0}, {"MPI_MAX", MPI_MAX, 0}, {"MPI_MIN", MPI_MIN, 0},
+        {"MPI_REPLACE", MPI_REPLACE, 0}, {"MPI_NO_OP", MPI_NO_OP, 0}, {"MPI_BAND", MPI_BAND, 1},
+        {"MPI_BOR", MPI_BOR, 1},   {"MPI_BXOR", MPI_BXOR, 1}, {"MPI_LAND", MPI_LAND, 1}, {"MPI_LOR", MPI_LOR, 1},
+        {"MPI_LXOR", MPI_LXOR, 1},
+    };
+    /* One message's worth, and many (the largest in elements of the smallest type). */
+    const long counts[] = {240, 90000};
+    const long win_elems = span(kTarget, counts[1]);
+    void *mem;
+    MPI_Win win;
+    MPI_Win_allocate(win_elems * (MPI_Aint)sizeof(double), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    int step = 0;
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+        for (size_t t = 0; t < sizeof elems / sizeof elems[0]; t++)
+            for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+                if (ops[o].bitwise && !elems[t].bitwise) continue;
+                for (int fetch = 0; fetch < 2; fetch++) {
+                    if (!fetch && ops[o].op == MPI_NO_OP) continue;
+                    test_ops(win, mem, win_elems, rank, size, counts[c], &elems[t], &ops[o], (enum sync)(step++ % NSYNC),
+                             fetch);
+                }
+            }
+    MPI_Win_free(&win);
+    test_atomicity(rank, size);
+    return check_finish();
+}
