@@ -270,6 +270,29 @@ int oscf_win::get_accumulate_packed(Guard &lk, int target, const oscf_run *runs,
     return finish(lk, scope, rc);
 }
 
+// A large contiguous accumulate to a peer whose engine applies it: the rendezvous of a
+// layout of one run, packed by a plain copy. In messages of kAmMaxPayload each it cost
+// a send and a receive per message at both ends (perf/README.md has the numbers).
+int oscf_win::accumulate_rendezvous(Peer &p, const char *origin, size_t count, oscf_type type, oscf_op op,
+                                    const Where &w, OpScope &scope) {
+    const size_t bytes = count * type_size(type);
+    const oscf_run run{0, static_cast<int64_t>(bytes), bytes, 1};
+    LayoutSize size;
+    if (!measure_layout(&run, 1, true, &size)) return OSCF_ERR_RMA_RANGE;
+    struct Cursor {
+        const char *at;
+    } cursor{origin};
+    const oscf_packer pk{[](void *arg, void *dst, size_t len) {
+                             auto *c = static_cast<Cursor *>(arg);
+                             std::memcpy(dst, c->at, len);
+                             c->at += len;
+                             return static_cast<int>(OSCF_OK);
+                         },
+                         nullptr, nullptr, &cursor};  // every chunk is packed before rendezvous returns
+    stats.layout_bytes += bytes;
+    return rendezvous(p, Dir::write, &run, 1, bytes, size.wire, w.am_offset, pk, scope, Update{type, op});
+}
+
 bool oscf_win::engine_applies(int target, oscf_type type) const {
     return target >= 0 && target < size_ && acc_route(peer(target), target, type) == AccRoute::message;
 }

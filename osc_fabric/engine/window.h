@@ -370,6 +370,9 @@ private:
     // put's staging (a get's holds its bytes only).
     int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
                    uint64_t delta, const oscf_packer &pk, oscf::OpScope &scope, Update u);
+    // count elements at origin, to w, by the rendezvous of a one-run layout.
+    int accumulate_rendezvous(Peer &p, const char *origin, size_t count, oscf_type type, oscf_op op,
+                              const Where &w, oscf::OpScope &scope);
     int serve_rendezvous(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     // A layout that is one block at the target, bytes of it from offset start: our packed
     // copy written there, or the block read into it and unpacked.

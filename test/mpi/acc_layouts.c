@@ -14,6 +14,10 @@
  *   atomicity: every rank adds 1 to the same elements of rank 0 with
  *              MPI_Get_accumulate, round after round: each element's fetched values,
  *              over all ranks and rounds, are 0, 1, ... each exactly once.
+ *   large:     contiguous accumulates large enough for the rendezvous: every rank adds
+ *              to the same ints of rank 0 at once (the sums are exact); then in one
+ *              epoch without a flush, a REPLACE, a request-based SUM and fetches of the
+ *              same ints each see the one before (the default accumulate_ordering).
  */
 #include <mpi.h>
 #include <stdlib.h>
@@ -128,7 +132,8 @@ static void test_ops(MPI_Win win, void *mem, long win_elems, int rank, int size,
     for (long k = 0; k < n; k++) store(e, origin, start(kOrigin, n) + place(kOrigin, k), value(mine, k));
     for (long i = 0; i < rspan; i++) store(e, result, i, FILL);
     for (long i = 0; i < win_elems; i++) store(e, mem, i, value(window_seed, i));
-    MPI_Datatype ot = make(kOrigin, n, e->type), tt = make(kTarget, n, e->type), rt = make(kResult, n, e->type);
+    MPI_Datatype ot = make(kOrigin, n, e->type), tt = make(kTarget, n, e->type),
+                 rt = make(kResult, n, e->type);
     char *obase = origin + start(kOrigin, n) * e->size, *rbase = result + start(kResult, n) * e->size;
 
     check_where("%s %s of %ld %s, %s", fetch ? "get_accumulate" : "accumulate", o->name, n, e->name,
@@ -165,8 +170,8 @@ static void test_ops(MPI_Win win, void *mem, long win_elems, int rank, int size,
     }
     for (long i = 0; i < win_elems; i++)
         if (!touched[i] && load(e, mem, i) != value(window_seed, i) && wrong++ == 0) first = i;
-    CHECK(wrong == 0, "%s %s of %ld %s, %s: %ld window elements wrong, the first at %ld", fetch ? "get_accumulate" : "accumulate",
-          o->name, n, e->name, sync_names[sync], wrong, first);
+    CHECK(wrong == 0, "%s %s of %ld %s, %s: %ld window elements wrong, the first at %ld",
+          fetch ? "get_accumulate" : "accumulate", o->name, n, e->name, sync_names[sync], wrong, first);
     /* Our result: the right neighbour's old values, in our result's layout. */
     if (fetch) {
         wrong = 0;
@@ -179,8 +184,8 @@ static void test_ops(MPI_Win win, void *mem, long win_elems, int rank, int size,
         }
         for (long i = 0; i < rspan; i++)
             if (!hit[i] && load(e, result, i) != FILL && wrong++ == 0) first = -i;
-        CHECK(wrong == 0, "get_accumulate %s of %ld %s, %s: %ld result elements wrong (first %ld)", o->name, n,
-              e->name, sync_names[sync], wrong, first);
+        CHECK(wrong == 0, "get_accumulate %s of %ld %s, %s: %ld result elements wrong (first %ld)", o->name,
+              n, e->name, sync_names[sync], wrong, first);
         free(hit);
     }
     free(touched);
@@ -200,7 +205,8 @@ static void test_atomicity(int rank, int size)
     MPI_Win win;
     MPI_Win_allocate(tspan * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
     memset(mem, 0, (size_t)tspan * sizeof(int));
-    MPI_Datatype tt = make(kTarget, N, MPI_INT), rt = make(kResult, N, MPI_INT), ot = make(kOrigin, N, MPI_INT);
+    MPI_Datatype tt = make(kTarget, N, MPI_INT), rt = make(kResult, N, MPI_INT),
+                 ot = make(kOrigin, N, MPI_INT);
     int *ones = malloc((size_t)span(kOrigin, N) * sizeof(int)), *res = malloc((size_t)rspan * sizeof(int));
     int *fetched = malloc((size_t)ROUNDS * N * sizeof(int));
     for (long i = 0; i < span(kOrigin, N); i++) ones[i] = 1;
@@ -241,6 +247,54 @@ static void test_atomicity(int rank, int size)
     MPI_Win_free(&win);
 }
 
+static void test_large(int rank, int size)
+{
+    enum { N = 300000, ROUNDS = 4 };
+    int *mem;
+    MPI_Win win;
+    MPI_Win_allocate(N * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    memset(mem, 0, N * sizeof(int));
+    int *mine = malloc(N * sizeof(int)), *got = malloc(N * sizeof(int));
+    for (int i = 0; i < N; i++) mine[i] = (rank + 1) * (i % 7 + 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_where("large: concurrent contiguous accumulates");
+    for (int r = 0; r < ROUNDS; r++) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+        CHECK_MPI(MPI_Accumulate(mine, N, MPI_INT, 0, 0, N, MPI_INT, MPI_SUM, win));
+        CHECK_MPI(MPI_Win_unlock(0, win));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        long wrong = 0;
+        for (int i = 0; i < N; i++) wrong += mem[i] != ROUNDS * size * (size + 1) / 2 * (i % 7 + 1);
+        CHECK(wrong == 0, "large: %ld of %d sums wrong after concurrent accumulates", wrong, N);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Each rank to its right neighbour: replace, add, fetch, in order. */
+    const int right = (rank + 1) % size;
+    check_where("large: ordered contiguous accumulates");
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
+    CHECK_MPI(MPI_Accumulate(mine, N, MPI_INT, right, 0, N, MPI_INT, MPI_REPLACE, win));
+    CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPI_INT, got, N, MPI_INT, right, 0, N, MPI_INT, MPI_NO_OP, win));
+    long wrong = 0;
+    CHECK_MPI(MPI_Win_flush_local(right, win));
+    for (int i = 0; i < N; i++) wrong += got[i] != mine[i];
+    CHECK(wrong == 0, "large: %ld ints fetched after a REPLACE do not hold it", wrong);
+    MPI_Request req;
+    CHECK_MPI(MPI_Raccumulate(mine, N, MPI_INT, right, 0, N, MPI_INT, MPI_SUM, win, &req));
+    CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPI_INT, got, N, MPI_INT, right, 0, N, MPI_INT, MPI_NO_OP, win));
+    CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Win_unlock(right, win));
+    wrong = 0;
+    for (int i = 0; i < N; i++) wrong += got[i] != 2 * mine[i];
+    CHECK(wrong == 0, "large: %ld ints fetched after a request-based SUM do not hold it", wrong);
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(mine);
+    free(got);
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -255,10 +309,10 @@ int main(int argc, char **argv)
         {"MPI_UNSIGNED_CHAR", MPI_UNSIGNED_CHAR, 1, 1},
     };
     const opdef ops[] = {
-        {"MPI_SUM", MPI_SUM, 0},   {"MPI_PROD", MPI_PROD, 0}, {"MPI_MAX", MPI_MAX, 0}, {"MPI_MIN", MPI_MIN, 0},
-        {"MPI_REPLACE", MPI_REPLACE, 0}, {"MPI_NO_OP", MPI_NO_OP, 0}, {"MPI_BAND", MPI_BAND, 1},
-        {"MPI_BOR", MPI_BOR, 1},   {"MPI_BXOR", MPI_BXOR, 1}, {"MPI_LAND", MPI_LAND, 1}, {"MPI_LOR", MPI_LOR, 1},
-        {"MPI_LXOR", MPI_LXOR, 1},
+        {"MPI_SUM", MPI_SUM, 0},   {"MPI_PROD", MPI_PROD, 0},       {"MPI_MAX", MPI_MAX, 0},
+        {"MPI_MIN", MPI_MIN, 0},   {"MPI_REPLACE", MPI_REPLACE, 0}, {"MPI_NO_OP", MPI_NO_OP, 0},
+        {"MPI_BAND", MPI_BAND, 1}, {"MPI_BOR", MPI_BOR, 1},         {"MPI_BXOR", MPI_BXOR, 1},
+        {"MPI_LAND", MPI_LAND, 1}, {"MPI_LOR", MPI_LOR, 1},         {"MPI_LXOR", MPI_LXOR, 1},
     };
     /* One message's worth, and many (the largest in elements of the smallest type). */
     const long counts[] = {240, 90000};
@@ -274,11 +328,12 @@ int main(int argc, char **argv)
                 if (ops[o].bitwise && !elems[t].bitwise) continue;
                 for (int fetch = 0; fetch < 2; fetch++) {
                     if (!fetch && ops[o].op == MPI_NO_OP) continue;
-                    test_ops(win, mem, win_elems, rank, size, counts[c], &elems[t], &ops[o], (enum sync)(step++ % NSYNC),
-                             fetch);
+                    test_ops(win, mem, win_elems, rank, size, counts[c], &elems[t], &ops[o],
+                             (enum sync)(step++ % NSYNC), fetch);
                 }
             }
     MPI_Win_free(&win);
     test_atomicity(rank, size);
+    test_large(rank, size);
     return check_finish();
 }
