@@ -1,7 +1,9 @@
 /*
- * osc_ddt.c - MPI_Put / MPI_Get bandwidth of derived datatypes against segment size.
+ * osc_ddt.c - MPI_Put / MPI_Get / MPI_Accumulate / MPI_Get_accumulate bandwidth of
+ * derived datatypes against segment size.
  *
- * One operation moves TOTAL bytes between two vector datatypes of MPI_BYTE whose
+ * One operation moves TOTAL bytes between two vector datatypes of MPI_BYTE (of MPI_INT
+ * with MPI_SUM for -t acc and gacc, whose result has the origin's layout) whose
  * blocks (the segments) are S bytes: the origin's blocks are S apart by a stride of
  * 2S, the target's by 3S, so no segment is contiguous with the next on either side
  * (-L both). -L origin keeps the target contiguous, -L target the origin.
@@ -12,11 +14,12 @@
  *
  * Exactly two processes; rank 0 is the origin, rank 1 the target.
  *
- *   osc_ddt [-t put|get] [-L both|origin|target] [-T TOTAL] [-m [MIN:]MAX] [-i ITERS]
+ *   osc_ddt [-t put|get|acc|gacc] [-L both|origin|target] [-T TOTAL] [-m [MIN:]MAX] [-i ITERS]
  *           [-x WARMUP] [-c]
  *
  * -c checks every byte that moved (and that the bytes between target segments stayed
- * untouched) after each size. Exit status as in bench.h.
+ * untouched) after each size; for acc and gacc the sums, and gacc's last result.
+ * Exit status as in bench.h.
  */
 #include <mpi.h>
 
@@ -32,8 +35,9 @@
 #define DEFAULT_MAX 65536L
 #define MAX_TOTAL (1L << 28)
 
-enum kind { K_PUT, K_GET, K_N };
-static const char *const kind_names[K_N] = {"put", "get"};
+enum kind { K_PUT, K_GET, K_ACC, K_GACC, K_N };
+static const char *const kind_names[K_N] = {"put", "get", "acc", "gacc"};
+static const char *const call_names[K_N] = {"Put", "Get", "Accumulate", "Get_accumulate"};
 /* Which sides are strided. */
 enum layout { L_BOTH, L_ORIGIN, L_TARGET, L_N };
 static const char *const layout_names[L_N] = {"both", "origin", "target"};
@@ -51,7 +55,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: mpirun -np 2 osc_ddt [options]\n"
-            "  -t put|get     operation (default put)\n"
+            "  -t put|get|acc|gacc  operation (default put; acc and gacc: MPI_INT, MPI_SUM)\n"
             "  -L both|origin|target  the strided sides; the others are contiguous (default both)\n"
             "  -T TOTAL       bytes moved by one operation (default %ld)\n"
             "  -m [MIN:]MAX   segment sizes, powers of two (default %ld:%ld)\n"
@@ -84,6 +88,9 @@ static int parse(int argc, char **argv, struct options *o)
     if (rc) return rc;
     if (o->sizes[0] > o->sizes[1])
         return bench_require(0, usage, "-m: MIN (%ld) is larger than MAX (%ld)", o->sizes[0], o->sizes[1]);
+    if (o->kind >= K_ACC && (o->sizes[0] < 4 || o->total % 4))
+        return bench_require(0, usage, "-t %s: segments and TOTAL are whole ints (-m MIN >= 4)",
+                             kind_names[o->kind]);
     return bench_require(o->sizes[1] <= o->total, usage, "-m MAX (%ld) exceeds -T (%ld)", o->sizes[1],
                          o->total);
 }
@@ -94,26 +101,40 @@ static unsigned char data_byte(long size, long j)
     return (unsigned char)(1 + (j * 131 + size * 7) % 251);
 }
 
-/* The layout of one side: nseg segments of seg bytes, one every stride bytes. */
-static MPI_Datatype vector_of(long nseg, long seg, long stride)
+/* An accumulate's addend at int k: small, so sums stay exact. */
+static int data_int(long k)
 {
+    return (int)(1 + k % 7);
+}
+
+/* The layout of one side: nseg segments of seg bytes, one every stride bytes, of unit
+ * (MPI_BYTE or MPI_INT, whose size divides seg and stride). */
+static MPI_Datatype vector_of(long nseg, long seg, long stride, MPI_Datatype unit)
+{
+    int u;
+    MPI_CK(MPI_Type_size(unit, &u));
     MPI_Datatype t;
-    MPI_CK(MPI_Type_vector((int)nseg, (int)seg, (int)stride, MPI_BYTE, &t));
+    MPI_CK(MPI_Type_vector((int)nseg, (int)(seg / u), (int)(stride / u), unit, &t));
     MPI_CK(MPI_Type_commit(&t));
     return t;
 }
 
 /* Times iters operations (one op + flush each), after warmup ones. */
-static double run(const struct options *o, MPI_Win win, unsigned char *lbuf, int count, MPI_Datatype ltype,
-                  MPI_Datatype ttype, long iters, long warmup)
+static double run(const struct options *o, MPI_Win win, unsigned char *lbuf, unsigned char *rbuf, int count,
+                  MPI_Datatype ltype, MPI_Datatype ttype, long iters, long warmup)
 {
     double t0 = 0;
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup) t0 = MPI_Wtime();
         if (o->kind == K_PUT)
             MPI_CK(MPI_Put(lbuf, count, ltype, 1, 0, count, ttype, win));
-        else
+        else if (o->kind == K_GET)
             MPI_CK(MPI_Get(lbuf, count, ltype, 1, 0, count, ttype, win));
+        else if (o->kind == K_ACC)
+            MPI_CK(MPI_Accumulate(lbuf, count, ltype, 1, 0, count, ttype, MPI_SUM, win));
+        else
+            MPI_CK(
+                MPI_Get_accumulate(lbuf, count, ltype, rbuf, count, ltype, 1, 0, count, ttype, MPI_SUM, win));
         MPI_CK(MPI_Win_flush(1, win));
     }
     return (MPI_Wtime() - t0) / (double)iters;
@@ -131,13 +152,15 @@ int main(int argc, char **argv)
     const size_t bytes = (size_t)o.total * 3;
     struct bench_win w;
     bench_win_create(&w, BENCH_ALLOCATE, bytes, 4096, 1 - rank);
-    unsigned char *lbuf = bench_alloc(4096, bytes);
+    unsigned char *lbuf = bench_alloc(4096, bytes), *rbuf = bench_alloc(4096, bytes);
+    const int acc = o.kind >= K_ACC;
+    const MPI_Datatype unit = acc ? MPI_INT : MPI_BYTE;
     if (rank == 0) {
         printf(
-            "# osc_ddt: MPI_%s of %ld bytes as vectors of S-byte segments (strided: %s; origin\n"
-            "# stride 2S, target 3S) and as one contiguous block; MPI_Win_allocate, lock held,\n"
-            "# one operation + MPI_Win_flush per iteration.\n",
-            o.kind == K_PUT ? "Put" : "Get", o.total, layout_names[o.layout]);
+            "# osc_ddt: MPI_%s of %ld bytes as vectors of S-byte segments of %s (strided: %s;\n"
+            "# origin stride 2S, target 3S) and as one contiguous block; MPI_Win_allocate, lock\n"
+            "# held, one operation + MPI_Win_flush per iteration.\n",
+            call_names[o.kind], o.total, acc ? "MPI_INT, MPI_SUM" : "MPI_BYTE", layout_names[o.layout]);
         bench_print_library();
         bench_print_iterations(&o.it);
         printf("%-10s %10s %14s %14s %10s\n", "# Segment", "Segments", "DDT MB/s", "Contig MB/s", "Ratio");
@@ -151,7 +174,8 @@ int main(int argc, char **argv)
         bench_context("segment %ld bytes, %ld segments", seg, nseg);
         /* Strides in segments: 1 is contiguous. */
         const long ls = o.layout == L_TARGET ? 1 : 2, ts = o.layout == L_ORIGIN ? 1 : 3;
-        MPI_Datatype ltype = vector_of(nseg, seg, ls * seg), ttype = vector_of(nseg, seg, ts * seg);
+        MPI_Datatype ltype = vector_of(nseg, seg, ls * seg, unit),
+                     ttype = vector_of(nseg, seg, ts * seg, unit);
         const long iters = bench_iters_for(&o.it, seg), warmup = bench_warmup_for(&o.it, seg);
         /* The target's memory: zero where nothing lands; with -t get, the data. */
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
@@ -163,13 +187,25 @@ int main(int argc, char **argv)
             memset(lbuf, 0, bytes);
             if (o.kind == K_PUT)
                 for (long j = 0; j < moved; j++) lbuf[(j / seg) * ls * seg + j % seg] = data_byte(seg, j);
+            for (long k = 0; acc && k < moved / 4; k++)
+                ((int *)lbuf)[(k * 4 / seg) * ls * seg / 4 + k % (seg / 4)] = data_int(k);
         }
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         double ddt = 0, contig = 0;
         if (rank == 0) {
-            ddt = run(&o, w.win, lbuf, 1, ltype, ttype, iters, warmup);
+            ddt = run(&o, w.win, lbuf, rbuf, 1, ltype, ttype, iters, warmup);
             if (o.check) {
                 MPI_CK(MPI_Win_flush(1, w.win));
+                long bad = 0;
+                for (long k = 0; o.kind == K_GACC && k < moved / 4; k++)
+                    bad += ((int *)rbuf)[(k * 4 / seg) * ls * seg / 4 + k % (seg / 4)] !=
+                           (warmup + iters - 1) * data_int(k);
+                if (bad) {
+                    fprintf(stderr,
+                            "osc_ddt: rank 0: %ld ints of a %ld-byte-segment gacc's result are wrong\n", bad,
+                            seg);
+                    failed = 1;
+                }
                 if (o.kind == K_GET) {
                     long bad = 0;
                     for (long j = 0; j < moved; j++)
@@ -183,6 +219,19 @@ int main(int argc, char **argv)
             }
         }
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 1 && o.check && acc) {
+            long bad = 0;
+            for (long k = 0; k < ts * moved / 4; k++) {
+                const long s = k * 4 / (ts * seg), in = k % (ts * seg / 4);
+                bad +=
+                    ((int *)w.buf)[k] != (in < seg / 4 ? (warmup + iters) * data_int(s * seg / 4 + in) : 0);
+            }
+            if (bad) {
+                fprintf(stderr, "osc_ddt: rank 1: %ld ints wrong after %ld-byte-segment accumulates\n", bad,
+                        seg);
+                failed = 1;
+            }
+        }
         if (rank == 1 && o.check && o.kind == K_PUT) {
             long bad = 0;
             for (long j = 0; j < ts * moved; j++) {
@@ -198,7 +247,7 @@ int main(int argc, char **argv)
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         if (rank == 0) {
             /* The same bytes as one block; the data no longer matters. */
-            contig = run(&o, w.win, lbuf, (int)moved, MPI_BYTE, MPI_BYTE, iters, warmup);
+            contig = run(&o, w.win, lbuf, rbuf, (int)(acc ? moved / 4 : moved), unit, unit, iters, warmup);
             printf("%-10ld %10ld %14.2f %14.2f %10.2f\n", seg, nseg, (double)moved / ddt / 1e6,
                    (double)moved / contig / 1e6, ddt / contig);
             fflush(stdout);
@@ -210,6 +259,7 @@ int main(int argc, char **argv)
     int any = 0;
     MPI_CK(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     free(lbuf);
+    free(rbuf);
     bench_win_free(&w);
     MPI_Finalize();
     return any ? BENCH_EXIT_CHECK : 0;
