@@ -233,8 +233,8 @@ int oscf_win::post_accumulate(Guard &lk, int target, const char *origin, char *r
         if ((rc = await_grant(lk, p))) return rc;  // native atomics bypass the lock queue
         return post_native(p, origin, result, count, type, op, w, scope);
     }
-    if (path == OSCF_PATH_AM && !result && op != OSCF_OP_NO_OP && count * type_size(type) >= kRendezvousMin)
-        return accumulate_rendezvous(p, origin, count, type, op, w, scope);
+    if (count * type_size(type) >= kRendezvousMin)
+        return accumulate_rendezvous(p, origin, result, count, type, op, w, scope);
     if (batch) return batch_accumulate(p, origin, count, type, op, w.am_offset);
     return post_am(p, origin, result, count, type, op, w.am_offset, scope);
 }

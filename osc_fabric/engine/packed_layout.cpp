@@ -69,6 +69,26 @@ private:
     std::unique_ptr<uint8_t[]> data_;
 };
 
+// A packer over one contiguous buffer: each call takes or fills the next len bytes.
+struct CopyCursor {
+    char *at;
+};
+int copy_out(void *arg, void *dst, size_t len) {
+    auto *c = static_cast<CopyCursor *>(arg);
+    std::memcpy(dst, c->at, len);
+    c->at += len;
+    return OSCF_OK;
+}
+int copy_in(void *arg, const void *src, size_t len) {
+    auto *c = static_cast<CopyCursor *>(arg);
+    std::memcpy(c->at, src, len);
+    c->at += len;
+    return OSCF_OK;
+}
+void copy_release(void *arg) {
+    delete static_cast<CopyCursor *>(arg);
+}
+
 // The first byte a run's count (> 0) pieces touch, and the byte after its last.
 struct Span {
     __int128 lo, hi;
@@ -248,7 +268,7 @@ int oscf_win::get_accumulate_packed(Guard &lk, int target, const oscf_run *runs,
     Peer &p = peer(target);
     if (notify && (rc = check_request_epoch(target, "get_accumulate"))) return rc;
     LayoutSize lsize;
-    if (!measure_layout(runs, n, false, &lsize))
+    if (!measure_layout(runs, n, true, &lsize))
         return usage_error(OSCF_ERR_RMA_RANGE, "get_accumulate: the target datatype's layout overflows");
     const size_t bytes = lsize.bytes;
     const size_t size = type_size(type);
@@ -261,7 +281,10 @@ int oscf_win::get_accumulate_packed(Guard &lk, int target, const oscf_run *runs,
     if (!rc && bytes > 0)
         rc = layout_delta(lk, target, disp, runs, n, lsize.lo, lsize.hi, "get_accumulate", &delta);
     if (!rc && bytes > 0 && !(rc = send_batch(p))) rc = order_accumulate(lk, p, OSCF_PATH_AM);
-    if (!rc && bytes > 0)
+    if (!rc && bytes >= kRendezvousMin)
+        rc = fetch_rendezvous(p, runs, n, bytes, lsize.wire, delta, origin, hold_result.pass_on(), scope,
+                              Update{type, op});
+    else if (!rc && bytes > 0)
         rc = fetch_scatter(p, runs, n, delta, bytes, origin, hold_result.pass_on(), scope, Update{type, op});
     if (!rc) {
         stats.am_requests += bytes > 0;
@@ -270,27 +293,25 @@ int oscf_win::get_accumulate_packed(Guard &lk, int target, const oscf_run *runs,
     return finish(lk, scope, rc);
 }
 
-// A large contiguous accumulate to a peer whose engine applies it: the rendezvous of a
-// layout of one run, packed by a plain copy. In messages of kAmMaxPayload each it cost
-// a send and a receive per message at both ends (perf/README.md has the numbers).
-int oscf_win::accumulate_rendezvous(Peer &p, const char *origin, size_t count, oscf_type type, oscf_op op,
-                                    const Where &w, OpScope &scope) {
+// A large contiguous accumulate or get_accumulate to a peer whose engine applies it: the
+// rendezvous of a layout of one run, packed and unpacked by plain copies. In messages of
+// kAmMaxPayload each it cost a send and a receive per message at both ends (perf/README.md
+// has the numbers).
+int oscf_win::accumulate_rendezvous(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
+                                    oscf_op op, const Where &w, OpScope &scope) {
     const size_t bytes = count * type_size(type);
     const oscf_run run{0, static_cast<int64_t>(bytes), bytes, 1};
     LayoutSize size;
     if (!measure_layout(&run, 1, true, &size)) return OSCF_ERR_RMA_RANGE;
-    struct Cursor {
-        const char *at;
-    } cursor{origin};
-    const oscf_packer pk{[](void *arg, void *dst, size_t len) {
-                             auto *c = static_cast<Cursor *>(arg);
-                             std::memcpy(dst, c->at, len);
-                             c->at += len;
-                             return static_cast<int>(OSCF_OK);
-                         },
-                         nullptr, nullptr, &cursor};  // every chunk is packed before rendezvous returns
+    CopyCursor in{const_cast<char *>(origin)};
+    const oscf_packer pk{copy_out, nullptr, nullptr, &in};  // every chunk is packed before we return
     stats.layout_bytes += bytes;
-    return rendezvous(p, Dir::write, &run, 1, bytes, size.wire, w.am_offset, pk, scope, Update{type, op});
+    if (!result)
+        return rendezvous(p, Dir::write, &run, 1, bytes, size.wire, w.am_offset, pk, scope, Update{type, op});
+    // The old values are copied out by the answers, after we return.
+    const oscf_packer out{nullptr, copy_in, copy_release, new CopyCursor{result}};
+    return fetch_rendezvous(p, &run, 1, bytes, size.wire, w.am_offset, origin ? &pk : nullptr, out, scope,
+                            Update{type, op});
 }
 
 bool oscf_win::engine_applies(int target, oscf_type type) const {

@@ -126,7 +126,8 @@ int oscf_win::take_staging(size_t bytes, Staging *out) {
 // program) just drops the chunk.
 class oscf_win::RendezvousTarget final : public Completion {
 public:
-    RendezvousTarget(oscf_win &win, const AmHeader &h, const AmPull &chunk, fi_addr_t origin)
+    RendezvousTarget(oscf_win &win, const AmHeader &h, const AmPull &chunk, const AmPull &room,
+                     fi_addr_t origin)
         : am_(*win.eng_.am),
           window_id_(h.window_id),
           origin_rank_(h.origin_rank),
@@ -135,6 +136,8 @@ public:
           update_{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)},
           count_(h.count),
           chunk_(chunk),
+          room_(room),
+          fetch_(scatter_ && (h.flags & kAmFetch)),
           origin_(origin),
           desc_(scatter_ ? h.offset : 0) {
         const size_t need = desc_ + chunk.bytes;
@@ -154,10 +157,13 @@ public:
         if (ahead == 0) win.chunks_ahead_.erase(origin_rank_);
         return ahead_;
     }
-    // Posts the transfer of len bytes at offset `at` of the chunk (a write when
-    // `write`), in parts of at most max_msg_size. Returns kAmLater while it is in
+    // A put's (or get_accumulate's) first step: read its runs and bytes.
+    int read(oscf_win *win) { return transfer(win, data_.get(), chunk_, desc_ + chunk_.bytes, false); }
+
+    // Posts the transfer of len bytes between local and the origin's `remote` (a write
+    // when `write`), in parts of at most max_msg_size. Returns kAmLater while it is in
     // flight; when every post failed at once, their error.
-    int transfer(oscf_win *win, size_t len, size_t at, bool write) {
+    int transfer(oscf_win *win, uint8_t *local, const AmPull &remote, size_t len, bool write) {
         pending_ = 1;
         status_ = OSCF_OK;
         const size_t max = win->fab().limits().max_msg_size;
@@ -166,9 +172,9 @@ public:
             ++pending_;
             win->progress().post_or_defer(
                 write ? "fi_writemsg" : "fi_readmsg",
-                [this, win, write, at, done, part] {
-                    return win->fab().rma(write, data_.get() + at + done, part, origin_,
-                                          chunk_.addr + at + done, chunk_.key, this, nullptr);
+                [this, win, write, local, remote, done, part] {
+                    return win->fab().rma(write, local + done, part, origin_, remote.addr + done, remote.key,
+                                          this, nullptr);
                 },
                 [this](int err) { complete(err, 0); });
             done += part;
@@ -183,7 +189,19 @@ public:
             delete this;
             return;
         }
-        if (status_ == OSCF_OK && scatter_) {
+        if (status_ == OSCF_OK && fetch_ && !old_) {
+            // A get_accumulate's chunk is in: apply it, then write the old values back.
+            old_.reset(new uint8_t[room_.bytes]);
+            size_t got = 0;
+            status_ = win->fetch_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes,
+                                        update_, old_.get(), room_.bytes, &got);
+            if (status_ == OSCF_OK && got != room_.bytes) status_ = OSCF_ERR_ARG;
+            if (status_ == OSCF_OK) {
+                const int rc = transfer(win, old_.get(), room_, room_.bytes, true);
+                if (rc == kAmLater) return;  // complete() again when it is written
+                status_ = rc;
+            }
+        } else if (status_ == OSCF_OK && scatter_ && !fetch_) {
             status_ =
                 win->scatter_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes, update_);
         }
@@ -198,7 +216,7 @@ public:
         size_t got = 0;
         int rc = win->gather_pieces(runs, runs_len, count_, data_.get(), chunk_.bytes, &got);
         if (rc == OSCF_OK && got != chunk_.bytes) rc = OSCF_ERR_ARG;
-        return rc == OSCF_OK ? transfer(win, chunk_.bytes, 0, true) : rc;
+        return rc == OSCF_OK ? transfer(win, data_.get(), chunk_, chunk_.bytes, true) : rc;
     }
 
     // This chunk is in place (or never went): the last of its origin's answers the chunk
@@ -242,9 +260,12 @@ private:
     Update update_;
     uint32_t count_;
     AmPull chunk_;
+    AmPull room_;  // a get_accumulate's: where its old values go
+    bool fetch_;
     fi_addr_t origin_;
     size_t desc_;                      // a put's runs' bytes, read before its bytes; a get's 0
     std::unique_ptr<uint8_t[]> data_;  // a put's runs, then the bytes; a get's bytes
+    std::unique_ptr<uint8_t[]> old_;   // a get_accumulate's old values, once applied
     size_t pending_ = 0;
     int status_ = OSCF_OK;
     bool ahead_ = false;  // counted in the window's chunks_ahead_
@@ -305,6 +326,52 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
     return rc;
 }
 
+// A get_accumulate's rendezvous: each chunk's runs and elements (none for NO_OP) as a
+// put's, followed in our copy by the room for its old values. The target reads the
+// chunk, applies it (as a put's accumulate chunk, under its lock), writes the old values
+// into the room and answers; they are unpacked into the result as a get's bytes are.
+int oscf_win::fetch_rendezvous(Peer &p, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
+                               uint64_t delta, const oscf_packer *origin, const oscf_packer &result,
+                               OpScope &scope, Update u) {
+    const size_t unit = type_size(u.type);
+    const size_t staged = RunCursor::shared_bound(wire, bytes, unit, kRendezvousChunk) + bytes;
+    auto *op = new RendezvousOrigin(*this, true, result, scope.context());
+    scope.on_post();
+    int rc = op->open(*this, staged);
+    if (!rc) rc = send_batch(p);  // what is queued for the target leaves first
+    RunCursor cursor(runs, n, delta, unit);
+    RunList sub;
+    for (size_t pos = 0; !rc && !cursor.done();) {
+        const size_t data =
+            cursor.next(sub, origin ? RunCursor::shared(kRendezvousChunk)
+                                    : RunCursor::Room{kRendezvousChunk, kRendezvousChunk, SIZE_MAX});
+        const size_t desc = sub.pad();
+        const size_t sent = origin ? data : 0;    // the origin's elements in the chunk
+        if (desc + sent + data > staged - pos) {  // the bound is wrong: never write past it
+            log(0, "rendezvous: a fetching chunk ends %zu bytes in, past the %zu staged",
+                pos + desc + sent + data, staged);
+            rc = OSCF_ERR_INTERNAL;
+            break;
+        }
+        std::memcpy(op->at(pos), sub.data(), desc);
+        if (origin && origin->pack(origin->arg, op->at(pos + desc), data) != OSCF_OK) {
+            rc = OSCF_ERR_INTERNAL;
+            break;
+        }
+        const AmPull pulls[2] = {op->chunk(fab(), pos, sent), op->chunk(fab(), pos + desc + sent, data)};
+        Completion *answer = op->add_chunk(pos + desc + sent, data);
+        AmHeader h = am_request(p, kAmScatterPull, u.type, u.op, kAmFetch, sub.count(), desc);
+        h.token = eng_.am->new_request(answer, nullptr, 0);
+        ++stats.layout_messages;
+        rc = eng_.am->send(p.addr, h, pulls, sizeof pulls);
+        if (rc) answer->complete(rc, 0);  // no answer will come
+        pos += desc + sent + data;
+        if (!rc && !cursor.done()) progress().run_locked();  // the target's read needs it (tcp)
+    }
+    op->complete(rc, 0);  // every chunk is out
+    return rc;
+}
+
 // The target's layout is one block: no rendezvous, its bytes are RMA of our registered
 // copy, in chunks so that a put packs the next while the provider sends the last and a
 // get unpacks each as it arrives, in order. Like any RMA, it waits for our lock grant.
@@ -339,20 +406,24 @@ int oscf_win::packed_rma(Guard &lk, Peer &p, int target, Dir dir, int64_t disp, 
 }
 
 int oscf_win::serve_rendezvous(const AmHeader &h, const uint8_t *payload, size_t len) {
-    AmPull chunk;
-    const uint64_t desc = h.offset;              // the runs' bytes
-    const bool get = h.opcode == kAmGatherPush;  // its runs follow the AmPull
-    if (len != sizeof chunk + (get ? desc : 0) || (get && desc > kInlineRunsMax)) return OSCF_ERR_ARG;
+    AmPull chunk, room{};
+    const uint64_t desc = h.offset;                   // the runs' bytes
+    const bool get = h.opcode == kAmGatherPush;       // its runs follow the AmPull
+    const bool fetch = !get && (h.flags & kAmFetch);  // the room for its old values follows
+    if (len != sizeof chunk + (get ? desc : 0) + (fetch ? sizeof room : 0) || (get && desc > kInlineRunsMax))
+        return OSCF_ERR_ARG;
     std::memcpy(&chunk, payload, sizeof chunk);
-    if (chunk.bytes == 0 || chunk.bytes > kPullChunkMax || desc > kPullChunkMax - chunk.bytes)
+    if (fetch) std::memcpy(&room, payload + sizeof chunk, sizeof room);
+    // A fetching NO_OP's chunk is its runs only.
+    if ((chunk.bytes == 0 && !(fetch && h.op == OSCF_OP_NO_OP)) || chunk.bytes > kPullChunkMax ||
+        desc > kPullChunkMax - chunk.bytes || (fetch && (room.bytes == 0 || room.bytes > kPullChunkMax)))
         return OSCF_ERR_ARG;
     if (h.origin_rank >= peers_.size()) return OSCF_ERR_ARG;
-    auto *t = new RendezvousTarget(*this, h, chunk, peer(h.origin_rank).addr);
+    auto *t = new RendezvousTarget(*this, h, chunk, room, peer(h.origin_rank).addr);
     const bool ahead = h.opcode == kAmScatterPull && (h.flags & kAmChunkFollows) &&
                        h.type == OSCF_TYPE_UINT8 && h.op == OSCF_OP_REPLACE && t->read_ahead(*this);
     // A put reads its runs and bytes at once.
-    const int rc =
-        get ? t->gather(this, payload + sizeof chunk, desc) : t->transfer(this, desc + chunk.bytes, 0, false);
+    const int rc = get ? t->gather(this, payload + sizeof chunk, desc) : t->read(this);
     if (rc == kAmLater) return ahead ? kAmDetached : kAmLater;
     t->not_ahead(*this);  // nothing in flight: the message layer answers now
     delete t;

@@ -370,9 +370,14 @@ private:
     // put's staging (a get's holds its bytes only).
     int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
                    uint64_t delta, const oscf_packer &pk, oscf::OpScope &scope, Update u);
-    // count elements at origin, to w, by the rendezvous of a one-run layout.
-    int accumulate_rendezvous(Peer &p, const char *origin, size_t count, oscf_type type, oscf_op op,
-                              const Where &w, oscf::OpScope &scope);
+    // The same for a get_accumulate (origin: nullptr for NO_OP).
+    int fetch_rendezvous(Peer &p, const oscf_run *runs, size_t n, size_t bytes, size_t wire, uint64_t delta,
+                         const oscf_packer *origin, const oscf_packer &result, oscf::OpScope &scope,
+                         Update u);
+    // count elements at origin (nullptr for NO_OP), to w, by the rendezvous of a one-run
+    // layout; with result, the old values go there.
+    int accumulate_rendezvous(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
+                              oscf_op op, const Where &w, oscf::OpScope &scope);
     int serve_rendezvous(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
     // A layout that is one block at the target, bytes of it from offset start: our packed
     // copy written there, or the block read into it and unpacked.

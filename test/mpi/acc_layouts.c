@@ -16,8 +16,9 @@
  *              over all ranks and rounds, are 0, 1, ... each exactly once.
  *   large:     contiguous accumulates large enough for the rendezvous: every rank adds
  *              to the same ints of rank 0 at once (the sums are exact); then in one
- *              epoch without a flush, a REPLACE, a request-based SUM and fetches of the
- *              same ints each see the one before (the default accumulate_ordering).
+ *              epoch without a flush, a REPLACE, a request-based SUM, a fetching SUM
+ *              and fetches of the same ints each see the one before (the default
+ *              accumulate_ordering).
  */
 #include <mpi.h>
 #include <stdlib.h>
@@ -283,12 +284,17 @@ static void test_large(int rank, int size)
     CHECK(wrong == 0, "large: %ld ints fetched after a REPLACE do not hold it", wrong);
     MPI_Request req;
     CHECK_MPI(MPI_Raccumulate(mine, N, MPI_INT, right, 0, N, MPI_INT, MPI_SUM, win, &req));
-    CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPI_INT, got, N, MPI_INT, right, 0, N, MPI_INT, MPI_NO_OP, win));
+    CHECK_MPI(MPI_Get_accumulate(mine, N, MPI_INT, got, N, MPI_INT, right, 0, N, MPI_INT, MPI_SUM, win));
     CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    CHECK_MPI(MPI_Win_unlock(right, win));
+    CHECK_MPI(MPI_Win_flush_local(right, win));
     wrong = 0;
     for (int i = 0; i < N; i++) wrong += got[i] != 2 * mine[i];
-    CHECK(wrong == 0, "large: %ld ints fetched after a request-based SUM do not hold it", wrong);
+    CHECK(wrong == 0, "large: %ld ints fetched by a SUM after a request-based SUM do not hold it", wrong);
+    CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPI_INT, got, N, MPI_INT, right, 0, N, MPI_INT, MPI_NO_OP, win));
+    CHECK_MPI(MPI_Win_unlock(right, win));
+    wrong = 0;
+    for (int i = 0; i < N; i++) wrong += got[i] != 3 * mine[i];
+    CHECK(wrong == 0, "large: %ld ints fetched after a fetching SUM do not hold it", wrong);
     MPI_Barrier(MPI_COMM_WORLD);
     free(mine);
     free(got);
