@@ -20,8 +20,8 @@
 //   version 11: a kAmGatherPush's AmPull names its bytes' room only, not its runs' too.
 //   version 12: kAmComplete, MPI_Win_complete's notification behind the origin's messages,
 //              or riding on the last batch (kAmBatchCompletes).
-//   version 13: a kAmScatter may ask for its pieces' old values (kAmFetch): get_accumulate
-//              in the layout form.
+//   version 13: a kAmScatter or kAmScatterPull may ask for its pieces' old values
+//              (kAmFetch): get_accumulate in the layout form, and by rendezvous.
 #pragma once
 
 #include <cstddef>
@@ -55,7 +55,9 @@ enum AmOpcode : uint8_t {
     kAmGatherRuns = 8,   // payload: the runs; the reply carries their pieces' bytes back
                          // to back
     kAmScatterPull = 9,  // payload: AmPull of a chunk of the runs and their bytes; the
-                         // target reads it, copies the bytes to the pieces, replies
+                         // target reads it, copies the bytes to the pieces, replies. With
+                         // kAmFetch a second AmPull names the room for the old values,
+                         // which the target writes there before it replies
     kAmGatherPush = 10,  // payload: AmPull of the room for a chunk's bytes, then its
                          // runs; the target writes the bytes there, then replies
                          // (packed_rendezvous.cpp)
