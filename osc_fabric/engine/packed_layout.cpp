@@ -221,18 +221,13 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
                                 oscf_op op, int64_t disp, const oscf_packer &pk, const oscf_notify *notify) {
     PackerRelease hold(pk);
     int rc = check_reduction(op, type, true);
-    if (!rc) rc = check_target(target);
+    if (!rc) rc = check_acc_layout(target, runs, n, type, "accumulate", notify);
     if (rc) return rc;
-    if (!engine_applies(target, type)) return OSCF_ERR_UNSUPPORTED;
-    Peer &p = peer(target);
-    if (notify && (rc = check_request_epoch(target, "accumulate"))) return rc;
     LayoutSize lsize;
     if (!measure_layout(runs, n, true, &lsize))
         return usage_error(OSCF_ERR_RMA_RANGE, "accumulate: the target datatype's layout overflows");
     const size_t bytes = lsize.bytes;
-    const size_t size = type_size(type);
-    for (size_t i = 0; i < n; ++i)
-        if (runs[i].len % size) return usage_error(OSCF_ERR_TYPE, "accumulate: a piece splits an element");
+    Peer &p = peer(target);
     OpScope scope(p.streamed_acc, notify);  // packed as a put's bytes are
     rc = begin_access(lk, target, "accumulate");
     uint64_t delta = 0;
@@ -260,21 +255,15 @@ int oscf_win::get_accumulate_packed(Guard &lk, int target, const oscf_run *runs,
                                     const oscf_packer &result, const oscf_notify *notify) {
     PackerRelease hold_origin(origin ? *origin : oscf_packer{});
     PackerRelease hold_result(result);
-    int rc = check_reduction(op, type, false);
-    if (!rc) rc = check_target(target);
-    if (rc) return rc;
     if ((op == OSCF_OP_NO_OP) != (origin == nullptr)) return OSCF_ERR_ARG;
-    if (!engine_applies(target, type)) return OSCF_ERR_UNSUPPORTED;
-    Peer &p = peer(target);
-    if (notify && (rc = check_request_epoch(target, "get_accumulate"))) return rc;
+    int rc = check_reduction(op, type, false);
+    if (!rc) rc = check_acc_layout(target, runs, n, type, "get_accumulate", notify);
+    if (rc) return rc;
     LayoutSize lsize;
     if (!measure_layout(runs, n, true, &lsize))
         return usage_error(OSCF_ERR_RMA_RANGE, "get_accumulate: the target datatype's layout overflows");
     const size_t bytes = lsize.bytes;
-    const size_t size = type_size(type);
-    for (size_t i = 0; i < n; ++i)
-        if (runs[i].len % size)
-            return usage_error(OSCF_ERR_TYPE, "get_accumulate: a piece splits an element");
+    Peer &p = peer(target);
     OpScope scope(p.acc, notify);  // complete when the old values are in
     rc = begin_access(lk, target, "get_accumulate");
     uint64_t delta = 0;
@@ -312,6 +301,21 @@ int oscf_win::accumulate_rendezvous(Peer &p, const char *origin, char *result, s
     const oscf_packer out{nullptr, copy_in, copy_release, new CopyCursor{result}};
     return fetch_rendezvous(p, &run, 1, bytes, size.wire, w.am_offset, origin ? &pk : nullptr, out, scope,
                             Update{type, op});
+}
+
+// What an accumulate in the layout form checks before its layout is measured: the
+// target, whose engine must apply `type` (else OSCF_ERR_UNSUPPORTED: the caller cuts
+// segments), a request's epoch, and that no piece splits an element.
+int oscf_win::check_acc_layout(int target, const oscf_run *runs, size_t n, oscf_type type, const char *what,
+                               const oscf_notify *notify) {
+    int rc = check_target(target);
+    if (rc) return rc;
+    if (!engine_applies(target, type)) return OSCF_ERR_UNSUPPORTED;
+    if (notify && (rc = check_request_epoch(target, what))) return rc;
+    const size_t size = type_size(type);
+    for (size_t i = 0; i < n; ++i)
+        if (runs[i].len % size) return usage_error(OSCF_ERR_TYPE, "%s: a piece splits an element", what);
+    return OSCF_OK;
 }
 
 bool oscf_win::engine_applies(int target, oscf_type type) const {

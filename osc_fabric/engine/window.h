@@ -96,6 +96,8 @@ struct oscf_win {
     int get_accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
                               oscf_op op, int64_t disp, const oscf_packer *origin, const oscf_packer &result,
                               const oscf_notify *notify);
+    int check_acc_layout(int target, const oscf_run *runs, size_t n, oscf_type type, const char *what,
+                         const oscf_notify *notify);
 
     // accumulate.cpp
     int accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type, oscf_op op,

@@ -402,6 +402,18 @@ static int run_layout(void *arg, const oscf_notify *notify)
                                                              l->op, l->target_disp, &pk, notify));
 }
 
+/* The rest of l once a call takes the layout form (runs, win and op are in already). */
+static void layout_fill(acc_layout *l, int target, ptrdiff_t target_disp, oscf_type type,
+                        const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt)
+{
+    l->target = target;
+    l->target_disp = target_disp;
+    l->type = type;
+    l->origin_addr = origin_addr;
+    l->origin_count = origin_count;
+    l->origin_dt = origin_dt;
+}
+
 /* Fills l and returns true when a plain accumulate's elements are single values of one
  * type, the target's engine applies them, and its pieces are small (as puts,
  * ompi_osc_fabric_layout_wanted). The cheap questions first: the walk of the target's
@@ -421,12 +433,7 @@ static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_cou
         return false;
     if (!ompi_osc_fabric_layout_wanted(origin_dt, origin_count, target_dt, target_count, &l->runs))
         return false;
-    l->target = target;
-    l->target_disp = target_disp;
-    l->type = tt;
-    l->origin_addr = origin_addr;
-    l->origin_count = origin_count;
-    l->origin_dt = origin_dt;
+    layout_fill(l, target, target_disp, tt, origin_addr, origin_count, origin_dt);
     return true;
 }
 
@@ -499,12 +506,7 @@ static bool fetch_layout_wanted(fetch_layout *f, const void *origin_addr, int or
         ompi_osc_fabric_runs_free(&l->runs);
         return false;
     }
-    l->target = target;
-    l->target_disp = target_disp;
-    l->type = tt;
-    l->origin_addr = origin_addr;
-    l->origin_count = origin_count;
-    l->origin_dt = origin_dt;
+    layout_fill(l, target, target_disp, tt, origin_addr, origin_count, origin_dt);
     f->result_addr = result_addr;
     f->result_count = result_count;
     f->result_dt = result_dt;
