@@ -206,7 +206,8 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     if (!rc && rma)
         rc = packed_rma(lk, p, target, dir, disp, block, bytes, hold.pass_on(), scope);
     else if (!rc && bytes >= kRendezvousMin)
-        rc = rendezvous(p, dir, runs, n, bytes, size.wire, delta, hold.pass_on(), scope, Update{});
+        rc = rendezvous(p, dir == Dir::write ? Rendezvous::put : Rendezvous::get, runs, n, bytes, size.wire,
+                        delta, hold.pass_on(), nullptr, scope, Update{});
     else if (!rc && bytes > 0)
         rc = dir == Dir::write ? scatter(p, runs, n, delta, pk, scope, Update{})
                                : gather_runs(p, runs, n, delta, bytes, hold.pass_on(), scope);
@@ -236,7 +237,7 @@ int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, siz
     // What is queued for the target leaves first; an ordering waits for earlier ones.
     if (!rc && bytes > 0 && !(rc = send_batch(p))) rc = order_accumulate(lk, p, OSCF_PATH_AM);
     if (!rc && bytes >= kRendezvousMin)
-        rc = rendezvous(p, Dir::write, runs, n, bytes, lsize.wire, delta, hold.pass_on(), scope,
+        rc = rendezvous(p, Rendezvous::put, runs, n, bytes, lsize.wire, delta, hold.pass_on(), nullptr, scope,
                         Update{type, op});
     else if (!rc && bytes > 0)
         rc = scatter(p, runs, n, delta, pk, scope, Update{type, op});
@@ -271,8 +272,8 @@ int oscf_win::get_accumulate_packed(Guard &lk, int target, const oscf_run *runs,
         rc = layout_delta(lk, target, disp, runs, n, lsize.lo, lsize.hi, "get_accumulate", &delta);
     if (!rc && bytes > 0 && !(rc = send_batch(p))) rc = order_accumulate(lk, p, OSCF_PATH_AM);
     if (!rc && bytes >= kRendezvousMin)
-        rc = fetch_rendezvous(p, runs, n, bytes, lsize.wire, delta, origin, hold_result.pass_on(), scope,
-                              Update{type, op});
+        rc = rendezvous(p, Rendezvous::fetch, runs, n, bytes, lsize.wire, delta, hold_result.pass_on(),
+                        origin, scope, Update{type, op});
     else if (!rc && bytes > 0)
         rc = fetch_scatter(p, runs, n, delta, bytes, origin, hold_result.pass_on(), scope, Update{type, op});
     if (!rc) {
@@ -296,11 +297,12 @@ int oscf_win::accumulate_rendezvous(Peer &p, const char *origin, char *result, s
     const oscf_packer pk{copy_out, nullptr, nullptr, &in};  // every chunk is packed before we return
     stats.layout_bytes += bytes;
     if (!result)
-        return rendezvous(p, Dir::write, &run, 1, bytes, size.wire, w.am_offset, pk, scope, Update{type, op});
+        return rendezvous(p, Rendezvous::put, &run, 1, bytes, size.wire, w.am_offset, pk, nullptr, scope,
+                          Update{type, op});
     // The old values are copied out by the answers, after we return.
     const oscf_packer out{nullptr, copy_in, copy_release, new CopyCursor{result}};
-    return fetch_rendezvous(p, &run, 1, bytes, size.wire, w.am_offset, origin ? &pk : nullptr, out, scope,
-                            Update{type, op});
+    return rendezvous(p, Rendezvous::fetch, &run, 1, bytes, size.wire, w.am_offset, out,
+                      origin ? &pk : nullptr, scope, Update{type, op});
 }
 
 // What an accumulate in the layout form checks before its layout is measured: the
@@ -449,9 +451,12 @@ int oscf_win::serve_scatter(const AmHeader &h, const uint8_t *payload, size_t le
     if (h.flags & kAmFetch) {
         const uint64_t desc = h.offset;  // the runs' bytes
         if (desc > len) return OSCF_ERR_ARG;
-        return fetch_pieces(payload, desc, h.count, payload + desc, len - desc,
-                            Update{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)}, old_out,
-                            kAmMaxPayload, old_len);
+        OldValues old{old_out, kAmMaxPayload};
+        const int rc =
+            scatter_pieces(payload, desc, h.count, payload + desc, len - desc,
+                           Update{static_cast<oscf_type>(h.type), static_cast<oscf_op>(h.op)}, &old);
+        *old_len = old.len;
+        return rc;
     }
     int rc = scatter_here(h, payload, len);
     // Only an operation's last message is answered: it reports the first failure of
@@ -483,40 +488,28 @@ int oscf_win::serve_gather_runs(const AmHeader &h, const uint8_t *payload, size_
 }
 
 int oscf_win::scatter_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, const uint8_t *data,
-                             size_t len, Update u) {
-    // An accumulate's pieces are whole elements, applied as every emulated accumulate is.
-    if (!u.copy() &&
-        (!valid_type(u.type) || !valid_op(u.op) || !op_allowed(u.op, u.type) || u.op == OSCF_OP_NO_OP))
+                             size_t len, Update u, OldValues *old) {
+    // An accumulate's pieces are whole elements, applied as every emulated accumulate is;
+    // a NO_OP brings no data and only fetches.
+    const bool no_op = u.op == OSCF_OP_NO_OP;
+    if (old) old->len = 0;
+    if ((old || !u.copy()) && (!valid_type(u.type) || !valid_op(u.op) || !op_allowed(u.op, u.type) ||
+                               (no_op && (!old || len != 0))))
         return OSCF_ERR_ARG;
     const size_t size = type_size(u.type);
+    size_t fetched = 0;
     auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
     int rc = each_piece(desc, desc_len, n, where, [&](char *t, size_t bytes) {
-        if (bytes > len || bytes % size) return OSCF_ERR_ARG;
-        if (u.copy())
+        if (bytes % size || (!no_op && bytes > len) || (old && bytes > old->cap - fetched))
+            return OSCF_ERR_ARG;
+        if (u.copy() && !old) {
             std::memcpy(t, data, bytes);
-        else
-            apply_here(u.op, u.type, t, reinterpret_cast<const char *>(data), nullptr, bytes / size);
-        data += bytes;
-        len -= bytes;
-        return OSCF_OK;
-    });
-    return rc == OSCF_OK && len != 0 ? OSCF_ERR_ARG : rc;
-}
-
-int oscf_win::fetch_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, const uint8_t *data, size_t len,
-                           Update u, uint8_t *old, size_t cap, size_t *old_len) {
-    *old_len = 0;
-    if (!valid_type(u.type) || !valid_op(u.op) || !op_allowed(u.op, u.type)) return OSCF_ERR_ARG;
-    const bool no_op = u.op == OSCF_OP_NO_OP;
-    if (no_op && len != 0) return OSCF_ERR_ARG;
-    const size_t size = type_size(u.type);
-    size_t total = 0;
-    auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
-    int rc = each_piece(desc, desc_len, n, where, [&](char *t, size_t bytes) {
-        if (bytes % size || bytes > cap - total || (!no_op && bytes > len)) return OSCF_ERR_ARG;
-        apply_here(u.op, u.type, t, no_op ? nullptr : reinterpret_cast<const char *>(data),
-                   reinterpret_cast<char *>(old + total), bytes / size);
-        total += bytes;
+        } else {
+            char *prev = old ? reinterpret_cast<char *>(old->out + fetched) : nullptr;
+            apply_here(u.op, u.type, t, no_op ? nullptr : reinterpret_cast<const char *>(data), prev,
+                       bytes / size);
+            fetched += bytes;
+        }
         if (!no_op) {
             data += bytes;
             len -= bytes;
@@ -524,7 +517,7 @@ int oscf_win::fetch_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, con
         return OSCF_OK;
     });
     if (rc == OSCF_OK && len != 0) rc = OSCF_ERR_ARG;
-    *old_len = rc == OSCF_OK ? total : 0;
+    if (old && rc == OSCF_OK) old->len = fetched;
     return rc;
 }
 

@@ -139,15 +139,8 @@ public:
           room_(room),
           fetch_(scatter_ && (h.flags & kAmFetch)),
           origin_(origin),
-          desc_(scatter_ ? h.offset : 0) {
-        const size_t need = desc_ + chunk.bytes;
-        if (need <= kRendezvousChunkMax && !win.chunk_buffers_.empty()) {
-            data_ = std::move(win.chunk_buffers_.back());
-            win.chunk_buffers_.pop_back();
-        } else {
-            data_.reset(new uint8_t[std::max(need, kRendezvousChunkMax)]);
-        }
-    }
+          desc_(scatter_ ? h.offset : 0),
+          data_(take_buffer(win, desc_ + chunk.bytes)) {}
     // A put chunk with more behind it: read while the origin's next requests are served
     // (kAmDetached), when the origin has fewer than kChunksAheadMax so.
     bool read_ahead(oscf_win &win) {
@@ -191,11 +184,11 @@ public:
         }
         if (status_ == OSCF_OK && fetch_ && !old_) {
             // A get_accumulate's chunk is in: apply it, then write the old values back.
-            old_.reset(new uint8_t[room_.bytes]);
-            size_t got = 0;
-            status_ = win->fetch_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes,
-                                        update_, old_.get(), room_.bytes, &got);
-            if (status_ == OSCF_OK && got != room_.bytes) status_ = OSCF_ERR_ARG;
+            old_ = take_buffer(*win, room_.bytes);
+            OldValues old{old_.get(), room_.bytes};
+            status_ = win->scatter_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes,
+                                          update_, &old);
+            if (status_ == OSCF_OK && old.len != room_.bytes) status_ = OSCF_ERR_ARG;
             if (status_ == OSCF_OK) {
                 const int rc = transfer(win, old_.get(), room_, room_.bytes, true);
                 if (rc == kAmLater) return;  // complete() again when it is written
@@ -206,7 +199,8 @@ public:
                 win->scatter_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes, update_);
         }
         finish(*win, status_);
-        keep_buffer(*win);
+        keep_buffer(*win, data_, desc_ + chunk_.bytes);
+        if (old_) keep_buffer(*win, old_, room_.bytes);
         delete this;
     }
 
@@ -247,9 +241,18 @@ private:
             am_.answer(window_id_, origin_rank_, token_, status);
         }
     }
-    void keep_buffer(oscf_win &win) {
-        if (desc_ + chunk_.bytes <= kRendezvousChunkMax && win.chunk_buffers_.size() < kChunkBuffersKept)
-            win.chunk_buffers_.push_back(std::move(data_));
+    // A chunk's buffers (its bytes, a get_accumulate's old values) come from the few the
+    // window keeps: a fresh one of 512 KiB costs a page fault per page on first touch.
+    static std::unique_ptr<uint8_t[]> take_buffer(oscf_win &win, size_t need) {
+        if (need > kRendezvousChunkMax || win.chunk_buffers_.empty())
+            return std::unique_ptr<uint8_t[]>(new uint8_t[std::max(need, kRendezvousChunkMax)]);
+        std::unique_ptr<uint8_t[]> buf = std::move(win.chunk_buffers_.back());
+        win.chunk_buffers_.pop_back();
+        return buf;
+    }
+    static void keep_buffer(oscf_win &win, std::unique_ptr<uint8_t[]> &buf, size_t need) {
+        if (need <= kRendezvousChunkMax && win.chunk_buffers_.size() < kChunkBuffersKept)
+            win.chunk_buffers_.push_back(std::move(buf));
     }
 
     ActiveMessages &am_;
@@ -271,15 +274,20 @@ private:
     bool ahead_ = false;  // counted in the window's chunks_ahead_
 };
 
-int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
-                         uint64_t delta, const oscf_packer &pk, OpScope &scope, Update u) {
-    const bool put = dir == Dir::write;
-    // Each chunk is its runs, then their bytes, together at most kRendezvousChunk (the
-    // last up to kRendezvousChunkMax): a layout of many tiny pieces has as many bytes of
-    // runs as of data, and they travel the same way.
+int oscf_win::rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
+                         uint64_t delta, const oscf_packer &pk, const oscf_packer *origin, OpScope &scope,
+                         Update u) {
+    const bool put = kind == Rendezvous::put, get = kind == Rendezvous::get;
+    const oscf_packer *packs = put ? &pk : get ? nullptr : origin;  // the bytes we send, if any
+    // Each chunk is its runs, then the origin's bytes, together at most kRendezvousChunk
+    // (the last up to kRendezvousChunkMax): a layout of many tiny pieces has as many bytes
+    // of runs as of data, and they travel the same way. A get's runs ride in its request
+    // instead (kInlineRunsMax), and our copy holds the room its bytes come back to; a
+    // get_accumulate's holds both, the room for the old values behind the chunk.
     RunList sub;
     const size_t unit = type_size(u.type);
-    const size_t staged = put ? RunCursor::shared_bound(wire, bytes, unit, kRendezvousChunk) : bytes;
+    const size_t bound = RunCursor::shared_bound(wire, bytes, unit, kRendezvousChunk);
+    const size_t staged = put ? bound : get ? bytes : bound + bytes;
     auto *op = new RendezvousOrigin(*this, !put, pk, scope.context());
     scope.on_post();
     int rc = op->open(*this, staged);
@@ -289,84 +297,47 @@ int oscf_win::rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_
         const size_t room = rest + kRunsAlign <= kRendezvousChunkMax - kRendezvousChunk / 16
                                 ? kRendezvousChunkMax
                                 : kRendezvousChunk;
-        // A get's runs ride in its request (kInlineRunsMax); a put's are read with its bytes.
-        const size_t data =
-            cursor.next(sub, put ? RunCursor::shared(room) : RunCursor::Room{kInlineRunsMax, room, SIZE_MAX});
+        const size_t data = cursor.next(sub, get     ? RunCursor::Room{kInlineRunsMax, room, SIZE_MAX}
+                                             : packs ? RunCursor::shared(room)
+                                                     : RunCursor::split(room));
         rest -= data;
         const size_t desc = sub.pad();
-        const size_t held = put ? desc : 0;  // a get's runs go in its request
-        if (held + data > staged - pos) {    // shared_bound is wrong: never write past it
-            log(0, "rendezvous: a chunk ends %zu bytes in, past the %zu staged", pos + held + data, staged);
+        const size_t held = get ? 0 : desc;       // the runs in our copy
+        const size_t sent = packs ? data : 0;     // the origin's bytes behind them
+        const size_t back = put ? 0 : data;       // the room for what comes back
+        if (held + sent + back > staged - pos) {  // shared_bound is wrong: never write past it
+            log(0, "rendezvous: a chunk ends %zu bytes in, past the %zu staged", pos + held + sent + back,
+                staged);
             rc = OSCF_ERR_INTERNAL;
             break;
         }
-        if (put) std::memcpy(op->at(pos), sub.data(), desc);
-        if (put && pk.pack(pk.arg, op->at(pos + desc), data) != OSCF_OK) {
+        if (!get) std::memcpy(op->at(pos), sub.data(), desc);
+        if (packs && packs->pack(packs->arg, op->at(pos + desc), data) != OSCF_OK) {
             rc = OSCF_ERR_INTERNAL;
             break;
         }
-        const AmPull chunk = op->chunk(fab(), pos, data);
-        Completion *answer = op->add_chunk(pos + held, data);
+        // The target reads the first (the runs and bytes; a get's writes its bytes there)
+        // and writes a get_accumulate's old values into the second.
+        const AmPull pulls[2] = {op->chunk(fab(), pos, get ? data : sent),
+                                 op->chunk(fab(), pos + held + sent, back)};
+        const size_t npulls = kind == Rendezvous::fetch ? 2 : 1;
+        Completion *answer = op->add_chunk(pos + held + (put ? 0 : sent), data);
         // A put's chunks but the last may be read ahead of each other (no accumulate's:
         // its elements must be applied in order).
-        const uint8_t follows = put && u.copy() && !cursor.done() ? kAmChunkFollows : 0;
-        AmHeader h = am_request(p, put ? kAmScatterPull : kAmGatherPush, u.type, put ? u.op : OSCF_OP_NO_OP,
-                                follows, sub.count(), desc);
+        const uint8_t flags = kind == Rendezvous::fetch           ? kAmFetch
+                              : put && u.copy() && !cursor.done() ? kAmChunkFollows
+                                                                  : 0;
+        AmHeader h = am_request(p, get ? kAmGatherPush : kAmScatterPull, u.type, get ? OSCF_OP_NO_OP : u.op,
+                                flags, sub.count(), desc);
         h.token = eng_.am->new_request(answer, nullptr, 0);
         ++stats.layout_messages;
-        // A get's runs ride along (the cut kept them within kInlineRunsMax).
-        rc = eng_.am->send(p.addr, h, &chunk, sizeof chunk, put ? nullptr : sub.data(), put ? 0 : desc);
+        rc = eng_.am->send(p.addr, h, pulls, npulls * sizeof pulls[0], get ? sub.data() : nullptr,
+                           get ? desc : 0);
         if (rc) answer->complete(rc, 0);  // no answer will come
-        pos += held + data;
+        pos += held + sent + back;
         // The target's read of this chunk needs our provider's progress (tcp): give it
         // some before packing the next.
         if (!rc && !cursor.done()) progress().run_locked();
-    }
-    op->complete(rc, 0);  // every chunk is out
-    return rc;
-}
-
-// A get_accumulate's rendezvous: each chunk's runs and elements (none for NO_OP) as a
-// put's, followed in our copy by the room for its old values. The target reads the
-// chunk, applies it (as a put's accumulate chunk, under its lock), writes the old values
-// into the room and answers; they are unpacked into the result as a get's bytes are.
-int oscf_win::fetch_rendezvous(Peer &p, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
-                               uint64_t delta, const oscf_packer *origin, const oscf_packer &result,
-                               OpScope &scope, Update u) {
-    const size_t unit = type_size(u.type);
-    const size_t staged = RunCursor::shared_bound(wire, bytes, unit, kRendezvousChunk) + bytes;
-    auto *op = new RendezvousOrigin(*this, true, result, scope.context());
-    scope.on_post();
-    int rc = op->open(*this, staged);
-    if (!rc) rc = send_batch(p);  // what is queued for the target leaves first
-    RunCursor cursor(runs, n, delta, unit);
-    RunList sub;
-    for (size_t pos = 0; !rc && !cursor.done();) {
-        const size_t data =
-            cursor.next(sub, origin ? RunCursor::shared(kRendezvousChunk)
-                                    : RunCursor::Room{kRendezvousChunk, kRendezvousChunk, SIZE_MAX});
-        const size_t desc = sub.pad();
-        const size_t sent = origin ? data : 0;    // the origin's elements in the chunk
-        if (desc + sent + data > staged - pos) {  // the bound is wrong: never write past it
-            log(0, "rendezvous: a fetching chunk ends %zu bytes in, past the %zu staged",
-                pos + desc + sent + data, staged);
-            rc = OSCF_ERR_INTERNAL;
-            break;
-        }
-        std::memcpy(op->at(pos), sub.data(), desc);
-        if (origin && origin->pack(origin->arg, op->at(pos + desc), data) != OSCF_OK) {
-            rc = OSCF_ERR_INTERNAL;
-            break;
-        }
-        const AmPull pulls[2] = {op->chunk(fab(), pos, sent), op->chunk(fab(), pos + desc + sent, data)};
-        Completion *answer = op->add_chunk(pos + desc + sent, data);
-        AmHeader h = am_request(p, kAmScatterPull, u.type, u.op, kAmFetch, sub.count(), desc);
-        h.token = eng_.am->new_request(answer, nullptr, 0);
-        ++stats.layout_messages;
-        rc = eng_.am->send(p.addr, h, pulls, sizeof pulls);
-        if (rc) answer->complete(rc, 0);  // no answer will come
-        pos += desc + sent + data;
-        if (!rc && !cursor.done()) progress().run_locked();  // the target's read needs it (tcp)
     }
     op->complete(rc, 0);  // every chunk is out
     return rc;
@@ -390,15 +361,10 @@ int oscf_win::packed_rma(Guard &lk, Peer &p, int target, Dir dir, int64_t disp, 
         if (!rc && put && pk.pack(pk.arg, op->at(pos), w.span) != OSCF_OK) rc = OSCF_ERR_INTERNAL;
         if (rc) break;
         Completion *done = op->add_chunk(pos, w.span);
-        rc = progress().post(put ? "fi_writemsg" : "fi_readmsg", [&] {
-            return fab().rma(put, op->at(pos), w.span, p.addr, w.remote, w.key, done, nullptr);
-        });
-        if (rc) {
+        if ((rc = post_rma(p, put, op->at(pos), w.span, w.remote, w.key, done))) {
             done->complete(rc, 0);
             break;
         }
-        ++(put ? stats.puts : stats.gets);
-        stats.rma_bytes += w.span;
         pos += w.span;
     }
     op->complete(rc, 0);  // every chunk is out

@@ -145,20 +145,24 @@ int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const 
     }
     // The fabric's RMA does not queue behind our lock request at the target.
     if ((rc = await_grant(lk, p))) return rc;
-    const ProviderLimits &lim = fab().limits();
     for (size_t done = 0; done < len;) {
-        size_t n = std::min(len - done, lim.max_msg_size);
-        bool injected = false;
-        rc = progress().post(write ? "fi_writemsg" : "fi_readmsg", [&] {
-            return fab().rma(write, local + done, n, p.addr, w.remote + done, w.key, scope.context(),
-                             &injected);
-        });
-        if (rc) return rc;
+        const size_t n = std::min(len - done, fab().limits().max_msg_size);
+        if ((rc = post_rma(p, write, local + done, n, w.remote + done, w.key, scope.context()))) return rc;
         scope.on_post();
-        ++(write ? stats.puts : stats.gets);
-        stats.rma_bytes += n;
-        if (injected) ++stats.injected;
         done += n;
     }
+    return OSCF_OK;
+}
+
+int oscf_win::post_rma(Peer &p, bool write, void *local, size_t len, uint64_t remote, uint64_t key,
+                       Completion *done) {
+    bool injected = false;
+    const int rc = progress().post(write ? "fi_writemsg" : "fi_readmsg", [&] {
+        return fab().rma(write, local, len, p.addr, remote, key, done, &injected);
+    });
+    if (rc) return rc;
+    ++(write ? stats.puts : stats.gets);
+    stats.rma_bytes += len;
+    if (injected) ++stats.injected;
     return OSCF_OK;
 }

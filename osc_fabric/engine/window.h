@@ -334,6 +334,10 @@ private:
                  oscf::OpScope &scope, Packed *packed);
     int transfer_piece(Guard &lk, Dir dir, int target, char *local, const Where &w, oscf::OpScope &scope,
                        Packed *packed);
+    // One fi_writemsg or fi_readmsg of len (at most max_msg_size) bytes, counted in stats;
+    // done completes with it.
+    int post_rma(Peer &p, bool write, void *local, size_t len, uint64_t remote, uint64_t key,
+                 oscf::Completion *done);
     // packed_layout.cpp: puts and gets described by the target's layout as runs.
     int transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n, int64_t disp,
                         const oscf_packer &pk, const oscf_notify *notify);
@@ -356,26 +360,31 @@ private:
     int serve_scatter(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *old_out,
                       size_t *old_len);
     int scatter_here(const oscf::AmHeader &h, const uint8_t *payload, size_t len);
-    // The n runs at desc: their pieces filled from data, or copied out to out.
+    // Where a fetching scatter puts its target's old values: out, up to cap bytes, back to
+    // back in the runs' order; len says how many it wrote.
+    struct OldValues {
+        uint8_t *out;
+        size_t cap;
+        size_t len = 0;
+    };
+    // The n runs at desc: their pieces filled from data (or, with old, the origin's
+    // elements applied, none for NO_OP, each piece's old elements copied there first), or
+    // copied out to out.
     // desc: n runs in desc_len bytes of their wire form (run_codec.h).
     int scatter_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, const uint8_t *data, size_t len,
-                       Update u);
+                       Update u, OldValues *old = nullptr);
     int gather_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, uint8_t *out, size_t cap,
                       size_t *out_len);
-    // A fetching accumulate's: the origin's elements at data (none for NO_OP) applied, each
-    // piece's old elements copied to old first, back to back.
-    int fetch_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, const uint8_t *data, size_t len,
-                     Update u, uint8_t *old, size_t cap, size_t *old_len);
     // packed_rendezvous.cpp: the same for large operations, by RMA of a registered copy.
     static constexpr size_t kRendezvousMin = 4 * oscf::kAmMaxPayload;  // bytes; below, messages
-    // wire: the runs' wire form, uncut (packed_layout.cpp, LayoutSize), which sizes a
-    // put's staging (a get's holds its bytes only).
-    int rendezvous(Peer &p, Dir dir, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
-                   uint64_t delta, const oscf_packer &pk, oscf::OpScope &scope, Update u);
-    // The same for a get_accumulate (origin: nullptr for NO_OP).
-    int fetch_rendezvous(Peer &p, const oscf_run *runs, size_t n, size_t bytes, size_t wire, uint64_t delta,
-                         const oscf_packer *origin, const oscf_packer &result, oscf::OpScope &scope,
-                         Update u);
+    // put: pk packs the origin's bytes; get: pk unpacks the bytes that come back; fetch
+    // (a get_accumulate): origin packs its elements (nullptr for NO_OP), pk unpacks the old
+    // values. wire: the runs' wire form, uncut (packed_layout.cpp, LayoutSize), which
+    // sizes our copy.
+    enum class Rendezvous { put, get, fetch };
+    int rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
+                   uint64_t delta, const oscf_packer &pk, const oscf_packer *origin, oscf::OpScope &scope,
+                   Update u);
     // count elements at origin (nullptr for NO_OP), to w, by the rendezvous of a one-run
     // layout; with result, the old values go there.
     int accumulate_rendezvous(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
