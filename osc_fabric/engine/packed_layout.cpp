@@ -214,68 +214,44 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     return finish(lk, scope, rc);
 }
 
-// The layout form of an accumulate, to a peer whose updates of `type` its engine applies
-// (active messages): the pieces' elements travel as a put's bytes do, and the target
-// applies them as it applies every emulated accumulate, so they stay atomic with the
-// rest. Ordered behind earlier accumulates like any other.
-int oscf_win::accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
-                                oscf_op op, int64_t disp, const oscf_packer &pk, const oscf_notify *notify) {
-    PackerRelease hold(pk);
-    int rc = check_reduction(op, type, true);
-    if (!rc) rc = check_acc_layout(target, runs, n, type, "accumulate", notify);
+// The layout form of an accumulate or get_accumulate, to a peer whose updates of `type`
+// its engine applies (active messages): the pieces' elements travel as a put's bytes do,
+// and the target applies each message whole under its lock, as it applies every emulated
+// accumulate, so every element stays atomic; a get_accumulate's old values come back as
+// a get's bytes do. Ordered behind earlier accumulates like any other.
+int oscf_win::accumulate_layout(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
+                                oscf_op op, int64_t disp, const oscf_packer *origin,
+                                const oscf_packer *result, const oscf_notify *notify) {
+    const bool fetch = result != nullptr;
+    const char *what = fetch ? "get_accumulate" : "accumulate";
+    PackerRelease hold_origin(origin ? *origin : oscf_packer{});
+    PackerRelease hold_result(fetch ? *result : oscf_packer{});
+    if (fetch ? (op == OSCF_OP_NO_OP) != (origin == nullptr) : origin == nullptr) return OSCF_ERR_ARG;
+    int rc = check_reduction(op, type, !fetch);
+    if (!rc) rc = check_acc_layout(target, runs, n, type, what, notify);
     if (rc) return rc;
     LayoutSize lsize;
     if (!measure_layout(runs, n, true, &lsize))
-        return usage_error(OSCF_ERR_RMA_RANGE, "accumulate: the target datatype's layout overflows");
+        return usage_error(OSCF_ERR_RMA_RANGE, "%s: the target datatype's layout overflows", what);
     const size_t bytes = lsize.bytes;
+    const Update u{type, op};
     Peer &p = peer(target);
-    OpScope scope(p.streamed_acc, notify);  // packed as a put's bytes are
-    rc = begin_access(lk, target, "accumulate");
+    // An accumulate is packed as a put's bytes are; a get_accumulate completes when its
+    // old values are in.
+    OpScope scope(fetch ? p.acc : p.streamed_acc, notify);
+    rc = begin_access(lk, target, what);
     uint64_t delta = 0;
-    if (!rc && bytes > 0)
-        rc = layout_delta(lk, target, disp, runs, n, lsize.lo, lsize.hi, "accumulate", &delta);
+    if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lsize.lo, lsize.hi, what, &delta);
     // What is queued for the target leaves first; an ordering waits for earlier ones.
     if (!rc && bytes > 0 && !(rc = send_batch(p))) rc = order_accumulate(lk, p, OSCF_PATH_AM);
     if (!rc && bytes >= kRendezvousMin)
-        rc = rendezvous(p, Rendezvous::put, runs, n, bytes, lsize.wire, delta, hold.pass_on(), nullptr, scope,
-                        Update{type, op});
+        rc = fetch ? rendezvous(p, Rendezvous::fetch, runs, n, bytes, lsize.wire, delta,
+                                hold_result.pass_on(), origin, scope, u)
+                   : rendezvous(p, Rendezvous::put, runs, n, bytes, lsize.wire, delta, hold_origin.pass_on(),
+                                nullptr, scope, u);
     else if (!rc && bytes > 0)
-        rc = scatter(p, runs, n, delta, pk, scope, Update{type, op});
-    if (!rc) {
-        stats.am_requests += bytes > 0;
-        stats.layout_bytes += bytes;
-    }
-    return finish(lk, scope, rc);
-}
-
-// The layout form of a get_accumulate, to a peer whose engine applies `type`: as an
-// accumulate's, each message applied whole under the target's lock, so every element
-// stays atomic; the old values come back as a get's bytes do.
-int oscf_win::get_accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
-                                    oscf_op op, int64_t disp, const oscf_packer *origin,
-                                    const oscf_packer &result, const oscf_notify *notify) {
-    PackerRelease hold_origin(origin ? *origin : oscf_packer{});
-    PackerRelease hold_result(result);
-    if ((op == OSCF_OP_NO_OP) != (origin == nullptr)) return OSCF_ERR_ARG;
-    int rc = check_reduction(op, type, false);
-    if (!rc) rc = check_acc_layout(target, runs, n, type, "get_accumulate", notify);
-    if (rc) return rc;
-    LayoutSize lsize;
-    if (!measure_layout(runs, n, true, &lsize))
-        return usage_error(OSCF_ERR_RMA_RANGE, "get_accumulate: the target datatype's layout overflows");
-    const size_t bytes = lsize.bytes;
-    Peer &p = peer(target);
-    OpScope scope(p.acc, notify);  // complete when the old values are in
-    rc = begin_access(lk, target, "get_accumulate");
-    uint64_t delta = 0;
-    if (!rc && bytes > 0)
-        rc = layout_delta(lk, target, disp, runs, n, lsize.lo, lsize.hi, "get_accumulate", &delta);
-    if (!rc && bytes > 0 && !(rc = send_batch(p))) rc = order_accumulate(lk, p, OSCF_PATH_AM);
-    if (!rc && bytes >= kRendezvousMin)
-        rc = rendezvous(p, Rendezvous::fetch, runs, n, bytes, lsize.wire, delta, hold_result.pass_on(),
-                        origin, scope, Update{type, op});
-    else if (!rc && bytes > 0)
-        rc = fetch_scatter(p, runs, n, delta, bytes, origin, hold_result.pass_on(), scope, Update{type, op});
+        rc = fetch ? fetch_scatter(p, runs, n, delta, bytes, origin, hold_result.pass_on(), scope, u)
+                   : scatter(p, runs, n, delta, *origin, scope, u);
     if (!rc) {
         stats.am_requests += bytes > 0;
         stats.layout_bytes += bytes;

@@ -91,11 +91,19 @@ struct oscf_win {
     }
     bool engine_applies(int target, oscf_type type) const;  // oscf_win_engine_applies; any target
     int accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type, oscf_op op,
-                          int64_t disp, const oscf_packer &pk, const oscf_notify *notify);
+                          int64_t disp, const oscf_packer &pk, const oscf_notify *notify) {
+        return accumulate_layout(lk, target, runs, n, type, op, disp, &pk, nullptr, notify);
+    }
     // origin: nullptr for OSCF_OP_NO_OP.
     int get_accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type,
                               oscf_op op, int64_t disp, const oscf_packer *origin, const oscf_packer &result,
-                              const oscf_notify *notify);
+                              const oscf_notify *notify) {
+        return accumulate_layout(lk, target, runs, n, type, op, disp, origin, &result, notify);
+    }
+    // Both: a get_accumulate's result unpacks the old values, an accumulate's is nullptr.
+    int accumulate_layout(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type, oscf_op op,
+                          int64_t disp, const oscf_packer *origin, const oscf_packer *result,
+                          const oscf_notify *notify);
     int check_acc_layout(int target, const oscf_run *runs, size_t n, oscf_type type, const char *what,
                          const oscf_notify *notify);
 
