@@ -229,6 +229,13 @@ bool ompi_osc_fabric_layout_wanted(struct ompi_datatype_t *origin_dt, int origin
  * it, and holds the datatype until released. */
 int ompi_osc_fabric_packer(struct ompi_datatype_t *dt, int count, const void *base, bool pack,
                            oscf_packer *out);
+/* Copies scount elements of sdt at src into dcount of ddt at dst (the same bytes), by
+ * two convertors and a bounce buffer. Open MPI 4.1.4's ompi_datatype_sndrcv does the
+ * same but stops as soon as either convertor reports completion, and packing some
+ * layouts (a resized vector, more than once) reports it after the first 64 KiB: the
+ * rest was never copied. This one stops when every byte has moved. */
+int ompi_osc_fabric_copy_layout(const void *src, int scount, struct ompi_datatype_t *sdt, void *dst,
+                                int dcount, struct ompi_datatype_t *ddt);
 /* Every byte count elements of dt touch, from its true lower bound *lo: false when
  * its extent is negative (the general path handles those). */
 bool ompi_osc_fabric_span(struct ompi_datatype_t *dt, int count, ptrdiff_t *lo, size_t *len);

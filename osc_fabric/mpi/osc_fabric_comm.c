@@ -85,8 +85,8 @@ static int run(void *arg, const oscf_notify *notify)
 }
 
 /* A derived-datatype put or get to an on-node peer whose window memory we map: Open MPI's
- * datatype engine copies between the two layouts at once, as osc/sm does, instead of
- * cutting them into thousands of segments. */
+ * datatype engine copies between the two layouts at once (ompi_osc_fabric_copy_layout),
+ * as osc/sm does, instead of cutting them into thousands of segments. */
 typedef struct direct_copy {
     bool is_put;
     const void *origin;
@@ -98,10 +98,10 @@ typedef struct direct_copy {
 static int copy_now(void *arg, const oscf_notify *notify)
 {
     const direct_copy *c = arg;
-    int rc = c->is_put ? ompi_datatype_sndrcv(c->origin, c->origin_count, c->origin_dt, c->target,
-                                              c->target_count, c->target_dt)
-                       : ompi_datatype_sndrcv(c->target, c->target_count, c->target_dt, (void *)c->origin,
-                                              c->origin_count, c->origin_dt);
+    int rc = c->is_put ? ompi_osc_fabric_copy_layout(c->origin, c->origin_count, c->origin_dt, c->target,
+                                                     c->target_count, c->target_dt)
+                       : ompi_osc_fabric_copy_layout(c->target, c->target_count, c->target_dt,
+                                                     (void *)c->origin, c->origin_count, c->origin_dt);
     if (OMPI_SUCCESS == rc && NULL != notify) notify->fn(notify->arg, OSCF_OK); /* complete now */
     return rc;
 }

@@ -18,6 +18,9 @@
 #include "opal/datatype/opal_datatype_internal.h"
 #include "opal/util/output.h"
 
+/* ompi_osc_fabric_copy_layout's bounce buffer: as large as ompi_datatype_sndrcv's. */
+#define COPY_BOUNCE (64 * 1024)
+
 void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p)
 {
     if (p->v != p->inline_v) free(p->v);
@@ -493,6 +496,38 @@ int ompi_osc_fabric_packer(ompi_datatype_t *dt, int count, const void *base, boo
     }
     *out = (oscf_packer){.pack = pack_next, .unpack = unpack_all, .release = release_packer, .arg = p};
     return OMPI_SUCCESS;
+}
+
+int ompi_osc_fabric_copy_layout(const void *src, int scount, ompi_datatype_t *sdt, void *dst, int dcount,
+                                ompi_datatype_t *ddt)
+{
+    size_t ssize = 0, dsize = 0;
+    ompi_datatype_type_size(sdt, &ssize);
+    ompi_datatype_type_size(ddt, &dsize);
+    const size_t total = ssize * (size_t)scount;
+    if (total != dsize * (size_t)dcount) return MPI_ERR_TRUNCATE;
+    if (0 == total) return OMPI_SUCCESS;
+    const size_t cap = total < COPY_BOUNCE ? total : COPY_BOUNCE;
+    unsigned char *bounce = malloc(cap);
+    if (NULL == bounce) return OMPI_ERR_OUT_OF_RESOURCE;
+    oscf_packer in, out;
+    int rc = ompi_osc_fabric_packer(sdt, scount, src, true, &in);
+    if (OMPI_SUCCESS != rc) {
+        free(bounce);
+        return rc;
+    }
+    if (OMPI_SUCCESS == (rc = ompi_osc_fabric_packer(ddt, dcount, dst, false, &out))) {
+        /* Until every byte has moved, whatever either convertor says about completion. */
+        for (size_t done = 0; OMPI_SUCCESS == rc && done < total; done += cap) {
+            const size_t len = total - done < cap ? total - done : cap;
+            if (OSCF_OK != in.pack(in.arg, bounce, len) || OSCF_OK != out.unpack(out.arg, bounce, len))
+                rc = OMPI_ERROR;
+        }
+        out.release(out.arg);
+    }
+    in.release(in.arg);
+    free(bounce);
+    return rc;
 }
 
 bool ompi_osc_fabric_layout_wanted(ompi_datatype_t *origin_dt, int origin_count, ompi_datatype_t *target_dt,

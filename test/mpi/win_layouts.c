@@ -2,9 +2,10 @@
  * win_layouts: puts and gets whose target datatype has a shape the layout walk must
  * follow exactly (nested loops, negative strides and lower bounds, structs with holes,
  * pair types, contiguous loops, a vector large enough for the rendezvous, tiles of an
- * indexed type), each rank to its right neighbour inside a fence epoch. Over the
- * network the target's layout travels as runs built from Open MPI's description of the
- * datatype (mpi/osc_fabric_datatype.c); on one node it is a datatype copy. Either way
+ * indexed type, long blocks with small gaps), each rank to its right neighbour inside a
+ * fence epoch. Over the network the target's layout travels as runs built from Open
+ * MPI's description of the datatype (mpi/osc_fabric_datatype.c); on one node it is a
+ * datatype copy (ompi_osc_fabric_copy_layout). Either way
  * every byte of the target window must equal what MPI_Unpack of the same bytes with
  * the same datatype gives (gaps untouched), and a get with the datatype must bring back
  * exactly the bytes put.
@@ -80,6 +81,13 @@ static int make_shapes(shape *s)
     MPI_Type_contiguous(300, tile, &t);
     MPI_Type_free(&tile);
     s[n++] = (shape){"tiles of an indexed type", t, 2, 0};
+
+    /* Two long blocks a few bytes apart (rma_random seed 110 at 3 ranks): Open MPI 4.1.4's
+     * ompi_datatype_sndrcv stopped copying such a layout after its first 64 KiB. */
+    MPI_Type_vector(1, 4702, 4704, MPI_UNSIGNED_LONG, &inner);
+    MPI_Type_create_resized(inner, 0, 37640, &t);
+    MPI_Type_free(&inner);
+    s[n++] = (shape){"two blocks of a resized vector", t, 2, 0};
 
     for (int i = 0; i < n; i++) MPI_Type_commit(&s[i].type);
     return n;
