@@ -7,9 +7,11 @@
  * operations per rank per epoch, -t stop starting new seeds after that many seconds,
  * -P pt2pt mode, to check the tester itself under Open MPI's osc/pt2pt: no
  * MPI_Win_allocate_shared (MPI_Win_allocate instead), no MAX/MIN on unsigned long
- * (Open MPI 4.1.4's own reduction compares those signed) and pair regions only of
+ * (Open MPI 4.1.4's own reduction compares those signed), pair regions only of
  * MPI_FLOAT_INT and MPI_2INT (osc/pt2pt refuses MAXLOC/MINLOC on another process's
- * pairs with holes, and applies nothing through a vector of MPI_SHORT_INT); and
+ * pairs with holes, and applies nothing through a vector of MPI_SHORT_INT) and no
+ * large regions (osc/pt2pt overruns its own receive buffer on large derived-datatype
+ * operations; the tester's large regions were checked under osc/rdma instead); and
  * around two osc/pt2pt
  * bugs: compare-and-swap is not ordered after compare-and-swap from the same origin,
  * an exclusive lock on oneself can hang after another rank's lock_all, and
@@ -34,6 +36,11 @@
  * REPLACE and NO_OP, whose targets store well-formed pairs before the epoch; and, on
  * dynamic windows, memory attached as regions back to back, with regions placed to
  * run across the boundaries.
+ *
+ * A third generator, seeded apart again, gives some windows a tail of hundreds of KiB
+ * behind what the first two see, and places regions there whose operations move up to
+ * all of it: the component's rendezvous and chunked transfers, which the first two,
+ * with windows of at most 24 KiB, never reach.
  */
 #include <mpi.h>
 #include <float.h>
@@ -227,7 +234,8 @@ typedef struct {
     int epoch;
     long mismatches;
     long nops_issued;
-    long nzero, npair, ncross; /* of them: moving no data, on pair types, across attached regions */
+    long nzero, npair, ncross; /* of them: moving no data, on pair types, across attached regions, */
+    long nlarge;               /* of 64 KiB or more at the target */
 } rr_ctx;
 
 typedef struct {
@@ -235,6 +243,8 @@ typedef struct {
     MPI_Win win;
     int *du, *nseg;
     long (*seglen)[MAXSEG];
+    long (*drawn)[MAXSEG]; /* the part the first two generators place regions in; the rest,
+                            * a tail, is the third's */
     MPI_Aint (*segaddr)[MAXSEG];
     int (*npiece)[MAXSEG];         /* dynamic: the segment is attached as npiece regions */
     long (*cut)[MAXSEG][MAXPIECE]; /* starting at these offsets (cut[..][0] == 0) */
@@ -400,7 +410,18 @@ static void win_cuts(rr_win *w, rr_rng *f)
         }
 }
 
-static void win_create(rr_win *w, rr_rng *r, rr_rng *f, bool shared_ok)
+/* Some windows get a tail behind every rank's segment 0 (the same for all, which
+ * same_size needs), up to the component's rendezvous sizes and past them. Drawn from g. */
+static void win_tails(rr_win *w, rr_rng *g)
+{
+    long tail = rr_pct(g, 50) ? rr_range(g, 8192, 49152) * 8 : 0;
+    for (int p = 0; p < cx.np; p++) {
+        for (int s = 0; s < w->nseg[p]; s++) w->drawn[p][s] = w->seglen[p][s];
+        if (w->seglen[p][0] > 0) w->seglen[p][0] += tail;
+    }
+}
+
+static void win_create(rr_win *w, rr_rng *r, rr_rng *f, rr_rng *g, bool shared_ok)
 {
     int np = cx.np, me = cx.rank;
     memset(w, 0, sizeof *w);
@@ -408,6 +429,7 @@ static void win_create(rr_win *w, rr_rng *r, rr_rng *f, bool shared_ok)
     w->du = calloc((size_t)np, sizeof(int));
     w->nseg = calloc((size_t)np, sizeof(int));
     w->seglen = calloc((size_t)np, sizeof *w->seglen);
+    w->drawn = calloc((size_t)np, sizeof *w->drawn);
     w->segaddr = calloc((size_t)np, sizeof *w->segaddr);
     w->model = calloc((size_t)np, sizeof *w->model);
     w->npiece = calloc((size_t)np, sizeof *w->npiece);
@@ -436,6 +458,7 @@ static void win_create(rr_win *w, rr_rng *r, rr_rng *f, bool shared_ok)
         for (int p = 0; p < np; p++) w->seglen[p][0] = 1024;
     w->alloc_mem = rr_pct(r, 50);
     win_cuts(w, f);
+    win_tails(w, g);
 
     MPI_Info info;
     MPI_Info_create(&info);
@@ -452,7 +475,8 @@ static void win_create(rr_win *w, rr_rng *r, rr_rng *f, bool shared_ok)
             w->model[p][s] = malloc((size_t)len + 8);
             for (long i = 0; i < len; i += 8) {
                 unsigned char word[8];
-                gen_value(r, rr_pct(r, 50) ? BT_DOUBLE : BT_ULONG, V_ANY, word);
+                rr_rng *v = i < w->drawn[p][s] ? r : g; /* the tail's own */
+                gen_value(v, rr_pct(v, 50) ? BT_DOUBLE : BT_ULONG, V_ANY, word);
                 memcpy(w->model[p][s] + i, word, (size_t)(len - i < 8 ? len - i : 8));
             }
         }
@@ -554,6 +578,7 @@ static void win_free(rr_win *w)
     free(w->du);
     free(w->nseg);
     free(w->seglen);
+    free(w->drawn);
     free(w->segaddr);
     free(w->model);
     free(w->npiece);
@@ -982,7 +1007,8 @@ static long add_region(rr_epoch *ep, rr_rng *r, rr_win *w, int kind, int t, int 
     rr_shape tsh;
     if (kind == RK_PUT) {
         /* The region is exactly the footprint of the writer's target shape. */
-        shape_gen(r, &tsh, bt, N, w->seglen[t][seg] - start, true);
+        long end = start < w->drawn[t][seg] ? w->drawn[t][seg] : w->seglen[t][seg]; /* a tail's own */
+        shape_gen(r, &tsh, bt, N, end - start, true);
         g->len = (tsh.span + s - 1) / s * s;
     } else {
         g->start = malloc((size_t)g->len);
@@ -1042,7 +1068,7 @@ static long add_pair_region(rr_epoch *ep, rr_rng *f, rr_win *w, int pt, int t, i
 {
     static const int kinds[] = {RK_PUT, RK_GET, RK_ACC, RK_SEQ};
     static const int seq_ops[] = {OP_MAXLOC, OP_MINLOC, OP_REPLACE};
-    long S = pt_info[pt].size, avail = w->seglen[t][seg] - start;
+    long S = pt_info[pt].size, avail = w->drawn[t][seg] - start;
     int kind = kinds[rr_below(f, 4)];
     long maxn = kind == RK_SEQ ? 8 : 16;
     if (maxn * S > avail) maxn = avail / S;
@@ -1127,7 +1153,7 @@ static void add_zero_op(rr_epoch *ep, rr_rng *f, rr_win *w, int origin)
     o->pt = pt;
     o->zero = true;
     o->seg = (int)rr_below(f, w->nseg[t]);
-    long len = w->seglen[t][o->seg], du = w->du[t];
+    long len = w->drawn[t][o->seg], du = w->du[t];
     o->toff = len >= du ? rr_below(f, len / du) * du : 0; /* somewhere in the window */
     for (int k = 0; k < 3; k++) {
         o->zempty[k] = rr_pct(f, 50);
@@ -1176,7 +1202,7 @@ static void gen_extras(rr_epoch *ep, rr_rng *f, rr_win *w, long (*cursor)[MAXSEG
         int bt = (int)rr_below(f, kind == RK_PUT || kind == RK_GET ? BT_N
                                   : kind == RK_CAS                 ? BT_DOUBLE
                                                                    : BT_BYTE);
-        if (nao == 0 || w->seglen[t][seg] == 0) continue;
+        if (nao == 0 || w->drawn[t][seg] == 0) continue;
         long du = w->du[t], esz = pt >= 0 ? pt_info[pt].size : 8, align = du > esz ? du : esz;
         long start = extra_start(f, w, t, seg, cursor[t][seg], align), end = -1;
         int N, op;
@@ -1185,7 +1211,7 @@ static void gen_extras(rr_epoch *ep, rr_rng *f, rr_win *w, long (*cursor)[MAXSEG
         long shift = pt >= 0 ? (pt_info[pt].align - w->bmod[t] % pt_info[pt].align) % pt_info[pt].align : 0;
         if (pt >= 0) {
             if (shift % du == 0) end = add_pair_region(ep, f, w, pt, t, seg, start + shift, ao, nao);
-        } else if (region_size_op(f, kind, bt, w->seglen[t][seg] - start, &N, &op))
+        } else if (region_size_op(f, kind, bt, w->drawn[t][seg] - start, &N, &op))
             end = add_region(ep, f, w, kind, t, seg, bt, op, start, N, ao, nao);
         if (end >= 0) cursor[t][seg] = end;
     }
@@ -1194,7 +1220,30 @@ static void gen_extras(rr_epoch *ep, rr_rng *f, rr_win *w, long (*cursor)[MAXSEG
             for (int k = (int)rr_range(f, 1, 2); k > 0; k--) add_zero_op(ep, f, w, o);
 }
 
-static void gen_regions(rr_epoch *ep, rr_rng *r, rr_rng *f, rr_win *w)
+/* What the third generator adds: in a target's tail (win_tails), now and then one
+ * region of a kind whose operations may cover it, their counts drawn up to the whole. */
+static void gen_large(rr_epoch *ep, rr_rng *g, rr_win *w, int *ao)
+{
+    static const int kinds[] = {RK_PUT, RK_GET, RK_ACC, RK_FETCH, RK_SEQ};
+    int np = cx.np;
+    if (cx.pt2pt_mode) return; /* see usage */
+    for (int t = 0; t < np; t++) {
+        if (w->seglen[t][0] == w->drawn[t][0] || !rr_pct(g, 80)) continue;
+        int nao = 0;
+        for (int o = 0; o < np; o++)
+            if (ep->acc[o * np + t]) ao[nao++] = o;
+        int kind = kinds[rr_below(g, 5)];
+        int bt = (int)rr_below(g, kind == RK_PUT || kind == RK_GET ? BT_N : BT_BYTE);
+        long align = w->du[t] > 8 ? w->du[t] : 8, s = bt_size[bt];
+        long start = (w->drawn[t][0] + align - 1) / align * align, avail = w->seglen[t][0] - start;
+        int N, op;
+        if (nao == 0 || !region_size_op(g, kind, bt, avail, &N, &op)) continue;
+        N = (int)rr_range(g, avail / s / 8 + 1, avail / s);
+        add_region(ep, g, w, kind, t, 0, bt, op, start, N, ao, nao);
+    }
+}
+
+static void gen_regions(rr_epoch *ep, rr_rng *r, rr_rng *f, rr_rng *g, rr_win *w)
 {
     int np = cx.np;
     long cursor[64][MAXSEG];
@@ -1226,15 +1275,16 @@ static void gen_regions(rr_epoch *ep, rr_rng *r, rr_rng *f, rr_win *w)
         int bt = (int)rr_below(r, kind == RK_PUT || kind == RK_GET ? BT_N
                                   : kind == RK_CAS                 ? BT_DOUBLE
                                                                    : BT_BYTE);
-        if (nao == 0 || w->seglen[t][seg] == 0) continue;
+        if (nao == 0 || w->drawn[t][seg] == 0) continue;
         long align = w->du[t] > 8 ? w->du[t] : 8;
         long gap = rr_below(r, 3) * align;
         long start = (cursor[t][seg] + gap + align - 1) / align * align;
         int N, op;
-        if (!region_size_op(r, kind, bt, w->seglen[t][seg] - start, &N, &op)) continue;
+        if (!region_size_op(r, kind, bt, w->drawn[t][seg] - start, &N, &op)) continue;
         cursor[t][seg] = add_region(ep, r, w, kind, t, seg, bt, op, start, N, ao, nao);
     }
     gen_extras(ep, f, w, cursor, ao);
+    gen_large(ep, g, w, ao);
     free(ao);
 }
 
@@ -1348,6 +1398,7 @@ static void op_issue(rr_win *w, rr_op *o)
     cx.nzero += o->zero;
     cx.npair += o->pt >= 0 && !o->zero;
     cx.ncross += op_cut(w, o) >= 0;
+    cx.nlarge += (long)o->tsh.n * op_esize(o) >= 65536;
 }
 
 /* MPI must never write an origin buffer (nor the compare buffer). */
@@ -1762,21 +1813,46 @@ static void verify_races(const rr_epoch *ep, rr_win *w, const unsigned char *all
         const rr_region *g = &ep->regs[gi];
         if (g->target != cx.rank || (g->kind != RK_FETCH && g->kind != RK_SWAP && g->kind != RK_CAS))
             continue;
-        long s = bt_size[g->bt];
+        long s = bt_size[g->bt], ne = g->len / s;
+        /* Who touches each element, in operation order: (op, index in its shape), listed
+         * once for the region (a large region's elements times its operations' would
+         * not do). */
+        long *first = calloc((size_t)ne + 1, sizeof(long)), total = 0;
+        for (int j = g->first; j < g->first + g->nops; j++) {
+            const rr_op *o = &ep->ops[j];
+            for (int i = 0; i < o->tsh.n; i++) {
+                long at = o->toff + o->tsh.off[i] - g->off;
+                if (at >= 0 && at % s == 0 && at / s < ne) first[at / s + 1]++;
+            }
+        }
+        for (long e = 0; e < ne; e++) first[e + 1] += first[e];
+        total = first[ne];
+        long *next = malloc(sizeof(long) * (size_t)(ne + 1));
+        memcpy(next, first, sizeof(long) * (size_t)(ne + 1));
+        int *by_op = malloc(sizeof(int) * (size_t)(total + 1)),
+            *by_i = malloc(sizeof(int) * (size_t)(total + 1));
+        for (int j = g->first; j < g->first + g->nops; j++) {
+            const rr_op *o = &ep->ops[j];
+            for (int i = 0; i < o->tsh.n; i++) {
+                long at = o->toff + o->tsh.off[i] - g->off;
+                if (at < 0 || at % s != 0 || at / s >= ne) continue;
+                long q = next[at / s]++;
+                by_op[q] = j;
+                by_i[q] = i;
+            }
+        }
         for (long e = 0; e < g->len; e += s) {
             long loc = g->off + e;
             /* (fetched, operand, op) of every operation touching this element */
             const unsigned char *f[64], *v[64];
             const rr_op *who[64];
             int k = 0;
-            for (int j = g->first; j < g->first + g->nops && k < 64; j++) {
-                const rr_op *o = &ep->ops[j];
-                for (int i = 0; i < o->tsh.n; i++)
-                    if (o->toff + o->tsh.off[i] == loc) {
-                        f[k] = all + displs[o->origin] + o->gpos + 8L * i;
-                        v[k] = o->oval + i * s;
-                        who[k++] = o;
-                    }
+            for (long q = first[e / s]; q < first[e / s + 1] && k < 64; q++) {
+                const rr_op *o = &ep->ops[by_op[q]];
+                const int i = by_i[q];
+                f[k] = all + displs[o->origin] + o->gpos + 8L * i;
+                v[k] = o->oval + i * s;
+                who[k++] = o;
             }
             const unsigned char *fin = w->mem[g->seg] + loc;
             unsigned char cur[8];
@@ -1841,6 +1917,10 @@ static void verify_races(const rr_epoch *ep, rr_win *w, const unsigned char *all
                 CHECK(true, "chain");
             }
         }
+        free(first);
+        free(next);
+        free(by_op);
+        free(by_i);
     }
 }
 
@@ -1981,11 +2061,12 @@ int main(int argc, char **argv)
         MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (!go) break;
         cx.seed = seed0 + k;
-        rr_rng r, x, f;
+        rr_rng r, x, f, g;
         rr_seed(&r, (uint64_t)cx.seed, (uint64_t)cx.np);
         rr_seed(&f, (uint64_t)cx.seed, (uint64_t)cx.np + 0x5eed0000u); /* the additions' own */
+        rr_seed(&g, (uint64_t)cx.seed, (uint64_t)cx.np + 0x1a46e000u); /* the large ones' */
         rr_win w;
-        win_create(&w, &r, &f, shared_ok != 0);
+        win_create(&w, &r, &f, &g, shared_ok != 0);
         int *sync = malloc(sizeof(int) * (size_t)(cx.epochs + 1));
         for (int e = 0; e < cx.epochs; e++) sync[e] = (int)rr_below(&r, 3);
         sync[cx.epochs] = SY_PASSIVE; /* whatever follows the last epoch is not a fence */
@@ -1996,7 +2077,7 @@ int main(int argc, char **argv)
             rr_epoch ep;
             memset(&ep, 0, sizeof ep);
             gen_sync(&ep, &r, sync[e], sync[e + 1]);
-            gen_regions(&ep, &r, &f, &w);
+            gen_regions(&ep, &r, &f, &g, &w);
             /* Local choices (flushes, waits) come from a per-rank generator: they do not
              * change the model, so they need not agree between ranks. */
             rr_seed(&x, (uint64_t)cx.seed * 1000003u + (uint64_t)e, (uint64_t)cx.rank + 77);
@@ -2027,14 +2108,15 @@ int main(int argc, char **argv)
         win_free(&w);
         seeds_done++;
     }
-    long loc[5] = {cx.nops_issued, cx.mismatches, cx.nzero, cx.npair, cx.ncross}, tot[5];
-    MPI_Reduce(loc, tot, 5, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    long loc[6] = {cx.nops_issued, cx.mismatches, cx.nzero, cx.npair, cx.ncross, cx.nlarge}, tot[6];
+    MPI_Reduce(loc, tot, 6, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (cx.rank == 0) {
         printf(
             "verified: %ld seeds (%ld..%ld), %ld epochs, %ld operations (%ld moving no data, %ld on pair "
             "types, "
-            "%ld across attached regions), %ld mismatches\n",
-            seeds_done, seed0, seed0 + seeds_done - 1, epochs_done, tot[0], tot[2], tot[3], tot[4], tot[1]);
+            "%ld across attached regions, %ld of 64 KiB or more), %ld mismatches\n",
+            seeds_done, seed0, seed0 + seeds_done - 1, epochs_done, tot[0], tot[2], tot[3], tot[4], tot[5],
+            tot[1]);
         fflush(stdout);
     }
     return check_finish();
