@@ -9,6 +9,11 @@
 //        holds bytes only; the target copies the pieces out, writes them there
 //        (fi_write, delivery complete), and answers. The origin unpacks each chunk once
 //        it and those before it are answered.
+//   get_accumulate (an accumulate is a put whose target applies the elements): each
+//        kAmScatterPull|kAmFetch names the chunk, as a put's (a NO_OP's is its runs
+//        only), and the room for its old values behind it in the same buffer; the
+//        target reads the chunk, applies it under its lock, writes the old values into
+//        the room and answers. The origin unpacks them as a get's bytes.
 // A put's runs travel with its bytes: a layout of tiny irregular pieces has as many
 // bytes of runs as of data, and messages of runs would cost a round trip each.
 // A layout that is one block at the target (a scattered origin) needs no rendezvous: the
@@ -120,8 +125,9 @@ int oscf_win::take_staging(size_t bytes, Staging *out) {
 }
 
 // The target's side of one chunk, until the origin is answered:
-//   put: read the runs and bytes, fill the pieces;
-//   get: copy out the pieces its request's runs name, write those bytes back.
+//   put: read the runs and bytes, fill the pieces (an accumulate's: apply them);
+//   get: copy out the pieces its request's runs name, write those bytes back;
+//   get_accumulate: read and apply as a put's accumulate, then write the old values.
 // Finds its window by id after each transfer: one freed meanwhile (an erroneous
 // program) just drops the chunk.
 class oscf_win::RendezvousTarget final : public Completion {
@@ -283,7 +289,8 @@ int oscf_win::rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t 
     // (the last up to kRendezvousChunkMax): a layout of many tiny pieces has as many bytes
     // of runs as of data, and they travel the same way. A get's runs ride in its request
     // instead (kInlineRunsMax), and our copy holds the room its bytes come back to; a
-    // get_accumulate's holds both, the room for the old values behind the chunk.
+    // get_accumulate's holds both, the room for the old values behind the chunk (a
+    // NO_OP's chunk, no bytes sent, has runs and room up to that size each).
     RunList sub;
     const size_t unit = type_size(u.type);
     const size_t bound = RunCursor::shared_bound(wire, bytes, unit, kRendezvousChunk);

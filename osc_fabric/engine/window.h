@@ -412,8 +412,9 @@ private:
         oscf::mr_ptr mr;
         uint64_t key = 0;
     };
-    Staging staging_;                                        // the origin's, while no operation holds it
-    std::vector<std::unique_ptr<uint8_t[]>> chunk_buffers_;  // the target's, kRendezvousChunk each
+    Staging staging_;  // the origin's, while no operation holds it
+    // The target's chunk buffers (bytes, old values), kRendezvousChunkMax each.
+    std::vector<std::unique_ptr<uint8_t[]>> chunk_buffers_;
     // Per origin: put chunks read ahead (kAmChunkFollows) and not yet in place, and the
     // answer of the chunk behind them that waits for them (token, status).
     std::map<uint32_t, size_t> chunks_ahead_;

@@ -411,10 +411,13 @@ static void win_cuts(rr_win *w, rr_rng *f)
 }
 
 /* Some windows get a tail behind every rank's segment 0 (the same for all, which
- * same_size needs), up to the component's rendezvous sizes and past them. Drawn from g. */
+ * same_size needs), up to the component's rendezvous sizes and past them. Drawn from g.
+ * A multiple of 64 bytes: a contiguous allocate_shared window lays the ranks' segments
+ * back to back, and the pair regions the second generator places depend on each base
+ * address modulo 64 (bmod). */
 static void win_tails(rr_win *w, rr_rng *g)
 {
-    long tail = rr_pct(g, 50) ? rr_range(g, 8192, 49152) * 8 : 0;
+    long tail = rr_pct(g, 50) ? rr_range(g, 1024, 6144) * 64 : 0;
     for (int p = 0; p < cx.np; p++) {
         for (int s = 0; s < w->nseg[p]; s++) w->drawn[p][s] = w->seglen[p][s];
         if (w->seglen[p][0] > 0) w->seglen[p][0] += tail;
