@@ -229,6 +229,15 @@ bool ompi_osc_fabric_layout_wanted(struct ompi_datatype_t *origin_dt, int origin
  * it, and holds the datatype until released. */
 int ompi_osc_fabric_packer(struct ompi_datatype_t *dt, int count, const void *base, bool pack,
                            oscf_packer *out);
+/* The same for a datatype built from a value/index pair type whose value has `value`
+ * bytes (MPI_DOUBLE_INT: 8), for the engine that reduces whole C structs of `extent`
+ * bytes (16): the packed stream holds each element's struct, not only its data. */
+int ompi_osc_fabric_pair_packer(struct ompi_datatype_t *dt, int count, const void *base, bool pack,
+                                size_t value, size_t extent, oscf_packer *out);
+/* A pair-type target's runs (each piece an element's data, `data` bytes) widened to whole
+ * structs of `extent` bytes; false where an element's data is not one piece or one
+ * run's structs would overlap (the general path takes those). */
+bool ompi_osc_fabric_pair_runs(ompi_osc_fabric_runs *r, size_t data, size_t extent);
 /* Copies scount elements of sdt at src into dcount of ddt at dst (the same bytes), by
  * two convertors and a bounce buffer. Open MPI 4.1.4's ompi_datatype_sndrcv does the
  * same but stops as soon as either convertor reports completion, and packing some

@@ -390,13 +390,56 @@ typedef struct acc_layout {
     const void *origin_addr; /* for the packer */
     int origin_count;
     ompi_datatype_t *origin_dt;
+    size_t pair_value; /* a value/index pair type's value bytes; 0 for single values */
 } acc_layout;
+
+/* A side's packer: a pair type's streams hold whole structs, as the engine reduces them. */
+static int side_packer(const acc_layout *l, ompi_datatype_t *dt, int count, const void *base, bool pack,
+                       oscf_packer *out)
+{
+    return 0 == l->pair_value ? ompi_osc_fabric_packer(dt, count, base, pack, out)
+                              : ompi_osc_fabric_pair_packer(dt, count, base, pack, l->pair_value,
+                                                            oscf_type_size(l->type), out);
+}
+
+/* The value bytes of a value/index pair type (its index is an int after them). */
+static size_t pair_value_size(oscf_type t)
+{
+    switch (t) {
+    case OSCF_TYPE_FLOAT_INT: return sizeof(float);
+    case OSCF_TYPE_DOUBLE_INT: return sizeof(double);
+    case OSCF_TYPE_LONG_INT: return sizeof(long);
+    case OSCF_TYPE_2INT: return sizeof(int);
+    case OSCF_TYPE_SHORT_INT: return sizeof(short);
+    case OSCF_TYPE_LONG_DOUBLE_INT: return sizeof(long double);
+    default: return 0;
+    }
+}
+
+/* A pair type whose sides are all the predefined type: an array of it is one piece of
+ * structs already (side_pieces), no layout to walk. */
+static bool pair_array(oscf_type t, bool all_predefined)
+{
+    return all_predefined && 0 != pair_value_size(t);
+}
+
+/* Pair types take the layout form when the target's runs widen to whole structs
+ * (ompi_osc_fabric_pair_runs); l->runs is freed when they do not. */
+static bool pair_layout(acc_layout *l, oscf_type t)
+{
+    l->pair_value = pair_value_size(t);
+    if (0 == l->pair_value ||
+        ompi_osc_fabric_pair_runs(&l->runs, l->pair_value + sizeof(int), oscf_type_size(t)))
+        return true;
+    ompi_osc_fabric_runs_free(&l->runs);
+    return false;
+}
 
 static int run_layout(void *arg, const oscf_notify *notify)
 {
     const acc_layout *l = arg;
     oscf_packer pk;
-    int rc = ompi_osc_fabric_packer(l->origin_dt, l->origin_count, l->origin_addr, true, &pk);
+    int rc = side_packer(l, l->origin_dt, l->origin_count, l->origin_addr, true, &pk);
     if (OMPI_SUCCESS != rc) return rc;
     return ompi_osc_fabric_status(oscf_win_accumulate_packed(l->win, l->target, l->runs.v, l->runs.n, l->type,
                                                              l->op, l->target_disp, &pk, notify));
@@ -428,10 +471,11 @@ static bool layout_wanted(acc_layout *l, const void *origin_addr, int origin_cou
         OMPI_SUCCESS != ompi_osc_fabric_map_op(op, &l->op) ||
         OMPI_SUCCESS != ompi_osc_fabric_element_type(target_dt, &tt) ||
         OMPI_SUCCESS != ompi_osc_fabric_element_type(origin_dt, &ot) || ot != tt ||
-        tt >= OSCF_TYPE_FLOAT_INT || OMPI_SUCCESS != check_byte_op(target_dt, l->op) ||
-        1 != oscf_win_engine_applies(l->win, target, tt))
+        OMPI_SUCCESS != check_byte_op(target_dt, l->op) || 1 != oscf_win_engine_applies(l->win, target, tt) ||
+        pair_array(tt, ompi_datatype_is_predefined(origin_dt) && ompi_datatype_is_predefined(target_dt)))
         return false;
-    if (!ompi_osc_fabric_layout_wanted(origin_dt, origin_count, target_dt, target_count, &l->runs))
+    if (!ompi_osc_fabric_layout_wanted(origin_dt, origin_count, target_dt, target_count, &l->runs) ||
+        !pair_layout(l, tt))
         return false;
     layout_fill(l, target, target_disp, tt, origin_addr, origin_count, origin_dt);
     return true;
@@ -453,10 +497,10 @@ static int run_fetch_layout(void *arg, const oscf_notify *notify)
     const acc_layout *l = &f->l;
     const bool with_origin = OSCF_OP_NO_OP != l->op;
     oscf_packer opk, rpk;
-    int rc = ompi_osc_fabric_packer(f->result_dt, f->result_count, f->result_addr, false, &rpk);
+    int rc = side_packer(l, f->result_dt, f->result_count, f->result_addr, false, &rpk);
     if (OMPI_SUCCESS != rc) return rc;
-    if (with_origin && OMPI_SUCCESS != (rc = ompi_osc_fabric_packer(l->origin_dt, l->origin_count,
-                                                                    l->origin_addr, true, &opk))) {
+    if (with_origin &&
+        OMPI_SUCCESS != (rc = side_packer(l, l->origin_dt, l->origin_count, l->origin_addr, true, &opk))) {
         rpk.release(rpk.arg);
         return rc;
     }
@@ -486,10 +530,12 @@ static bool fetch_layout_wanted(fetch_layout *f, const void *origin_addr, int or
     oscf_type tt, st;
     l->win = ompi_osc_fabric_win(win);
     if (OMPI_SUCCESS != ompi_osc_fabric_map_op(op, &l->op) ||
-        OMPI_SUCCESS != ompi_osc_fabric_element_type(target_dt, &tt) || tt >= OSCF_TYPE_FLOAT_INT ||
+        OMPI_SUCCESS != ompi_osc_fabric_element_type(target_dt, &tt) ||
         OMPI_SUCCESS != ompi_osc_fabric_element_type(result_dt, &st) || st != tt ||
         (with_origin && (OMPI_SUCCESS != ompi_osc_fabric_element_type(origin_dt, &st) || st != tt)) ||
-        OMPI_SUCCESS != check_byte_op(target_dt, l->op) || 1 != oscf_win_engine_applies(l->win, target, tt))
+        OMPI_SUCCESS != check_byte_op(target_dt, l->op) || 1 != oscf_win_engine_applies(l->win, target, tt) ||
+        pair_array(tt, ompi_datatype_is_predefined(target_dt) && ompi_datatype_is_predefined(result_dt) &&
+                           (!with_origin || ompi_datatype_is_predefined(origin_dt))))
         return false;
     const size_t bytes = data_bytes(target_dt, target_count);
     if (0 == bytes || data_bytes(result_dt, result_count) != bytes ||
@@ -506,6 +552,7 @@ static bool fetch_layout_wanted(fetch_layout *f, const void *origin_addr, int or
         ompi_osc_fabric_runs_free(&l->runs);
         return false;
     }
+    if (!pair_layout(l, tt)) return false;
     layout_fill(l, target, target_disp, tt, origin_addr, origin_count, origin_dt);
     f->result_addr = result_addr;
     f->result_count = result_count;

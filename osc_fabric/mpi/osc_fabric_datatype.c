@@ -20,6 +20,8 @@
 
 /* ompi_osc_fabric_copy_layout's bounce buffer: as large as ompi_datatype_sndrcv's. */
 #define COPY_BOUNCE (64 * 1024)
+/* Data bytes of value/index pairs a pair packer moves at a time. */
+#define PAIR_BATCH (16 * 1024)
 
 void ompi_osc_fabric_pieces_free(ompi_osc_fabric_pieces *p)
 {
@@ -496,6 +498,139 @@ int ompi_osc_fabric_packer(ompi_datatype_t *dt, int count, const void *base, boo
     }
     *out = (oscf_packer){.pack = pack_next, .unpack = unpack_all, .release = release_packer, .arg = p};
     return OMPI_SUCCESS;
+}
+
+/* A value/index pair type's elements as the engine reduces them, whole C structs
+ * (MPI_DOUBLE_INT: the double at 0, the int at 8, 16 bytes), around a convertor that
+ * packs their data only (12 bytes each): pack spreads each element's data into its
+ * struct (holes zeroed), unpack gathers it back. A message may end inside an element:
+ * that element goes through the carry, one struct. */
+typedef struct pair_packer {
+    oscf_packer inner;
+    size_t value, index_at, data, extent; /* bytes */
+    unsigned char carry[64];              /* larger than any pair struct (32 bytes) */
+    size_t carry_at, carry_len;           /* pack: handed out of carry_len; unpack: filled */
+    unsigned char scratch[PAIR_BATCH];    /* the data of a batch of elements */
+} pair_packer;
+
+static int pair_spread(pair_packer *p, unsigned char *out, size_t k)
+{
+    int rc = p->inner.pack(p->inner.arg, p->scratch, k * p->data);
+    for (size_t i = 0; OSCF_OK == rc && i < k; i++, out += p->extent) {
+        const unsigned char *in = p->scratch + i * p->data;
+        memset(out, 0, p->extent);
+        memcpy(out, in, p->value);
+        memcpy(out + p->index_at, in + p->value, sizeof(int));
+    }
+    return rc;
+}
+
+static int pair_gather(pair_packer *p, const unsigned char *in, size_t k)
+{
+    for (size_t i = 0; i < k; i++, in += p->extent) {
+        unsigned char *out = p->scratch + i * p->data;
+        memcpy(out, in, p->value);
+        memcpy(out + p->value, in + p->index_at, sizeof(int));
+    }
+    return p->inner.unpack(p->inner.arg, p->scratch, k * p->data);
+}
+
+static int pair_pack(void *arg, void *dst, size_t len)
+{
+    pair_packer *p = arg;
+    unsigned char *out = dst;
+    while (len > 0) {
+        if (p->carry_at < p->carry_len) {
+            const size_t n = p->carry_len - p->carry_at < len ? p->carry_len - p->carry_at : len;
+            memcpy(out, p->carry + p->carry_at, n);
+            p->carry_at += n;
+            out += n;
+            len -= n;
+            continue;
+        }
+        size_t k = len / p->extent;
+        if (k > PAIR_BATCH / p->data) k = PAIR_BATCH / p->data;
+        int rc = pair_spread(p, 0 == k ? p->carry : out, 0 == k ? 1 : k);
+        if (OSCF_OK != rc) return rc;
+        if (0 == k) { /* part of the next element: through the carry */
+            p->carry_at = 0;
+            p->carry_len = p->extent;
+            continue;
+        }
+        out += k * p->extent;
+        len -= k * p->extent;
+    }
+    return OSCF_OK;
+}
+
+static int pair_unpack(void *arg, const void *src, size_t len)
+{
+    pair_packer *p = arg;
+    const unsigned char *in = src;
+    while (len > 0) {
+        if (p->carry_at > 0 || len < p->extent) {
+            const size_t n = p->extent - p->carry_at < len ? p->extent - p->carry_at : len;
+            memcpy(p->carry + p->carry_at, in, n);
+            p->carry_at += n;
+            in += n;
+            len -= n;
+            if (p->carry_at < p->extent) continue;
+            p->carry_at = 0;
+            int rc = pair_gather(p, p->carry, 1);
+            if (OSCF_OK != rc) return rc;
+            continue;
+        }
+        size_t k = len / p->extent;
+        if (k > PAIR_BATCH / p->data) k = PAIR_BATCH / p->data;
+        int rc = pair_gather(p, in, k);
+        if (OSCF_OK != rc) return rc;
+        in += k * p->extent;
+        len -= k * p->extent;
+    }
+    return OSCF_OK;
+}
+
+static void pair_release(void *arg)
+{
+    pair_packer *p = arg;
+    p->inner.release(p->inner.arg);
+    free(p);
+}
+
+int ompi_osc_fabric_pair_packer(ompi_datatype_t *dt, int count, const void *base, bool pack, size_t value,
+                                size_t extent, oscf_packer *out)
+{
+    const size_t index_at = (value + sizeof(int) - 1) / sizeof(int) * sizeof(int);
+    if (index_at + sizeof(int) > extent || extent > sizeof(((pair_packer *)NULL)->carry))
+        return OMPI_ERR_BAD_PARAM;
+    pair_packer *p = malloc(sizeof(*p));
+    if (NULL == p) return OMPI_ERR_OUT_OF_RESOURCE;
+    int rc = ompi_osc_fabric_packer(dt, count, base, pack, &p->inner);
+    if (OMPI_SUCCESS != rc) {
+        free(p);
+        return rc;
+    }
+    p->value = value;
+    p->index_at = index_at;
+    p->data = value + sizeof(int);
+    p->extent = extent;
+    p->carry_at = p->carry_len = 0;
+    *out = (oscf_packer){.pack = pair_pack, .unpack = pair_unpack, .release = pair_release, .arg = p};
+    return OMPI_SUCCESS;
+}
+
+bool ompi_osc_fabric_pair_runs(ompi_osc_fabric_runs *r, size_t data, size_t extent)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const oscf_run *run = &r->v[i];
+        const uint64_t step = run->stride < 0 ? -(uint64_t)run->stride : (uint64_t)run->stride;
+        if (data == extent ? run->len % data != 0 : run->len != data || (run->count > 1 && step < extent))
+            return false;
+    }
+    if (data == extent) return true;
+    for (size_t i = 0; i < r->n; i++) r->v[i].len = extent;
+    r->bytes = r->bytes / data * extent;
+    return true;
 }
 
 int ompi_osc_fabric_copy_layout(const void *src, int scount, ompi_datatype_t *sdt, void *dst, int dcount,

@@ -14,6 +14,9 @@
  *   atomicity: every rank adds 1 to the same elements of rank 0 with
  *              MPI_Get_accumulate, round after round: each element's fetched values,
  *              over all ranks and rounds, are 0, 1, ... each exactly once.
+ *   pairs:     MAXLOC, MINLOC, REPLACE and NO_OP on every value/index pair type in the
+ *              same layouts (their elements travel as whole C structs, the holes left
+ *              out of the check): value and index of every element, and the gaps.
  *   large:     contiguous accumulates large enough for the rendezvous: every rank adds
  *              to the same ints of rank 0 at once (the sums are exact); then in one
  *              epoch without a flush, a REPLACE, a request-based SUM, a fetching SUM
@@ -197,6 +200,253 @@ static void test_ops(MPI_Win win, void *mem, long win_elems, int rank, int size,
     free(result);
 }
 
+/* ---- value/index pairs ---- */
+typedef struct {
+    float v;
+    int i;
+} p_float_int;
+typedef struct {
+    double v;
+    int i;
+} p_double_int;
+typedef struct {
+    long v;
+    int i;
+} p_long_int;
+typedef struct {
+    int v;
+    int i;
+} p_2int;
+typedef struct {
+    short v;
+    int i;
+} p_short_int;
+typedef struct {
+    long double v;
+    int i;
+} p_long_double_int;
+
+typedef struct {
+    const char *name;
+    MPI_Datatype type;
+    int extent;
+} pair_elem;
+
+static const pair_elem kPairs[] = {
+    {"MPI_FLOAT_INT", MPI_FLOAT_INT, (int)sizeof(p_float_int)},
+    {"MPI_DOUBLE_INT", MPI_DOUBLE_INT, (int)sizeof(p_double_int)},
+    {"MPI_LONG_INT", MPI_LONG_INT, (int)sizeof(p_long_int)},
+    {"MPI_2INT", MPI_2INT, (int)sizeof(p_2int)},
+    {"MPI_SHORT_INT", MPI_SHORT_INT, (int)sizeof(p_short_int)},
+    {"MPI_LONG_DOUBLE_INT", MPI_LONG_DOUBLE_INT, (int)sizeof(p_long_double_int)},
+};
+
+static void pair_store(const pair_elem *e, void *buf, long k, double v, int i)
+{
+    char *at = (char *)buf + k * e->extent;
+#define PAIR_STORE(T, VT)         \
+    do {                          \
+        T x;                      \
+        memcpy(&x, at, sizeof x); \
+        x.v = (VT)v;              \
+        x.i = i;                  \
+        memcpy(at, &x, sizeof x); \
+    } while (0)
+    if (e->type == MPI_FLOAT_INT)
+        PAIR_STORE(p_float_int, float);
+    else if (e->type == MPI_DOUBLE_INT)
+        PAIR_STORE(p_double_int, double);
+    else if (e->type == MPI_LONG_INT)
+        PAIR_STORE(p_long_int, long);
+    else if (e->type == MPI_2INT)
+        PAIR_STORE(p_2int, int);
+    else if (e->type == MPI_SHORT_INT)
+        PAIR_STORE(p_short_int, short);
+    else
+        PAIR_STORE(p_long_double_int, long double);
+#undef PAIR_STORE
+}
+
+static void pair_load(const pair_elem *e, const void *buf, long k, double *v, int *i)
+{
+    const char *at = (const char *)buf + k * e->extent;
+#define PAIR_LOAD(T)              \
+    do {                          \
+        T x;                      \
+        memcpy(&x, at, sizeof x); \
+        *v = (double)x.v;         \
+        *i = x.i;                 \
+    } while (0)
+    if (e->type == MPI_FLOAT_INT)
+        PAIR_LOAD(p_float_int);
+    else if (e->type == MPI_DOUBLE_INT)
+        PAIR_LOAD(p_double_int);
+    else if (e->type == MPI_LONG_INT)
+        PAIR_LOAD(p_long_int);
+    else if (e->type == MPI_2INT)
+        PAIR_LOAD(p_2int);
+    else if (e->type == MPI_SHORT_INT)
+        PAIR_LOAD(p_short_int);
+    else
+        PAIR_LOAD(p_long_double_int);
+#undef PAIR_LOAD
+}
+
+/* The layout l of n pair elements, strides in elements of the struct's extent. */
+static MPI_Datatype make_pairs(layout l, long n, const pair_elem *e)
+{
+    MPI_Datatype v;
+    MPI_Type_create_hvector((int)(n / l.block), l.block, (MPI_Aint)l.stride * e->extent, e->type, &v);
+    MPI_Type_commit(&v);
+    return v;
+}
+
+/* Element k's (value, index) from a seed: values repeat often, so ties test the index. */
+static void pair_value(uint32_t seed, long k, double *v, int *i)
+{
+    *v = (double)(pattern_byte(seed, (size_t)k) % 5);
+    *i = (int)(pattern_byte(seed, (size_t)k + 1000003u) % 7);
+}
+
+static void pair_apply(MPI_Op op, double ov, int oi, double v, int i, double *rv, int *ri)
+{
+    *rv = ov;
+    *ri = oi;
+    if (op == MPI_REPLACE || (op == MPI_MAXLOC && v > ov) || (op == MPI_MINLOC && v < ov)) {
+        *rv = v;
+        *ri = i;
+    } else if ((op == MPI_MAXLOC || op == MPI_MINLOC) && v == ov && i < oi) {
+        *ri = i;
+    }
+}
+
+static void test_pair(MPI_Win win, void *mem, long win_elems, int rank, int size, long n, const pair_elem *e,
+                      MPI_Op op, const char *op_name, enum sync sync, int fetch)
+{
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    const long ospan = span(kOrigin, n), rspan = span(kResult, n);
+    CHECK(span(kTarget, n) <= win_elems, "the target layout does not fit the window");
+    char *origin = calloc((size_t)ospan, (size_t)e->extent),
+         *result = calloc((size_t)rspan, (size_t)e->extent);
+    CHECK(origin && result, "out of memory");
+    const uint32_t mine = pattern_seed((uint32_t)n, (uint32_t)rank, 13, 0);
+    const uint32_t theirs = pattern_seed((uint32_t)n, (uint32_t)left, 13, 0);
+    const uint32_t window_seed = pattern_seed((uint32_t)n, 17, 0, 0);
+    double v;
+    int i;
+    for (long k = 0; k < ospan; k++) pair_store(e, origin, k, FILL, -1);
+    for (long k = 0; k < n; k++) {
+        pair_value(mine, k, &v, &i);
+        pair_store(e, origin, start(kOrigin, n) + place(kOrigin, k), v, i);
+    }
+    for (long k = 0; k < rspan; k++) pair_store(e, result, k, FILL, -1);
+    memset(mem, 0, (size_t)win_elems * (size_t)e->extent);
+    for (long k = 0; k < win_elems; k++) {
+        pair_value(window_seed, k, &v, &i);
+        pair_store(e, mem, k, v, i);
+    }
+    MPI_Datatype ot = make_pairs(kOrigin, n, e), tt = make_pairs(kTarget, n, e),
+                 rt = make_pairs(kResult, n, e);
+    char *obase = origin + start(kOrigin, n) * e->extent, *rbase = result + start(kResult, n) * e->extent;
+    check_where("%s %s of %ld %s, %s", fetch ? "get_accumulate" : "accumulate", op_name, n, e->name,
+                sync_names[sync]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (sync == FENCE)
+        CHECK_MPI(MPI_Win_fence(0, win));
+    else
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (sync == REQUEST && fetch)
+        CHECK_MPI(MPI_Rget_accumulate(obase, 1, ot, rbase, 1, rt, right, 0, 1, tt, op, win, &req));
+    else if (sync == REQUEST)
+        CHECK_MPI(MPI_Raccumulate(obase, 1, ot, right, 0, 1, tt, op, win, &req));
+    else if (fetch)
+        CHECK_MPI(MPI_Get_accumulate(obase, 1, ot, rbase, 1, rt, right, 0, 1, tt, op, win));
+    else
+        CHECK_MPI(MPI_Accumulate(obase, 1, ot, right, 0, 1, tt, op, win));
+    if (sync == REQUEST) CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (sync == FENCE)
+        CHECK_MPI(MPI_Win_fence(0, win));
+    else
+        CHECK_MPI(MPI_Win_unlock(right, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    long wrong = 0, first = -1;
+    char *touched = calloc((size_t)win_elems, 1);
+    for (long k = 0; k < n; k++) {
+        const long at = place(kTarget, k);
+        touched[at] = 1;
+        double ov, tv, want_v, got_v;
+        int oi, ti, want_i, got_i;
+        pair_value(window_seed, at, &ov, &oi);
+        pair_value(theirs, k, &tv, &ti);
+        pair_apply(op, ov, oi, tv, ti, &want_v, &want_i);
+        pair_load(e, mem, at, &got_v, &got_i);
+        if ((got_v != want_v || got_i != want_i) && wrong++ == 0) first = at;
+    }
+    for (long k = 0; k < win_elems; k++) {
+        double got_v, want_v;
+        int got_i, want_i;
+        pair_value(window_seed, k, &want_v, &want_i);
+        pair_load(e, mem, k, &got_v, &got_i);
+        if (!touched[k] && (got_v != want_v || got_i != want_i) && wrong++ == 0) first = k;
+    }
+    CHECK(wrong == 0, "%s %s of %ld %s, %s: %ld window elements wrong, the first at %ld",
+          fetch ? "get_accumulate" : "accumulate", op_name, n, e->name, sync_names[sync], wrong, first);
+    if (fetch) {
+        wrong = 0;
+        first = -1;
+        char *hit = calloc((size_t)rspan, 1);
+        for (long k = 0; k < n; k++) {
+            const long at = start(kResult, n) + place(kResult, k);
+            double want_v, got_v;
+            int want_i, got_i;
+            hit[at] = 1;
+            pair_value(window_seed, place(kTarget, k), &want_v, &want_i);
+            pair_load(e, result, at, &got_v, &got_i);
+            if ((got_v != want_v || got_i != want_i) && wrong++ == 0) first = k;
+        }
+        for (long k = 0; k < rspan; k++) {
+            double got_v;
+            int got_i;
+            pair_load(e, result, k, &got_v, &got_i);
+            if (!hit[k] && (got_v != FILL || got_i != -1) && wrong++ == 0) first = -k;
+        }
+        CHECK(wrong == 0, "get_accumulate %s of %ld %s, %s: %ld result elements wrong (first %ld)", op_name,
+              n, e->name, sync_names[sync], wrong, first);
+        free(hit);
+    }
+    free(touched);
+    MPI_Type_free(&ot);
+    MPI_Type_free(&tt);
+    MPI_Type_free(&rt);
+    free(origin);
+    free(result);
+}
+
+static void test_pairs(int rank, int size)
+{
+    const long counts[] = {240, 24000};
+    const long win_elems = span(kTarget, counts[1]);
+    void *mem;
+    MPI_Win win;
+    MPI_Win_allocate(win_elems * (MPI_Aint)sizeof(p_long_double_int), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                     &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    const MPI_Op ops[] = {MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+    const char *const op_names[] = {"MPI_MAXLOC", "MPI_MINLOC", "MPI_REPLACE", "MPI_NO_OP"};
+    int step = 0;
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+        for (size_t t = 0; t < sizeof kPairs / sizeof kPairs[0]; t++)
+            for (int o = 0; o < 4; o++)
+                for (int fetch = 0; fetch < 2; fetch++) {
+                    if (!fetch && ops[o] == MPI_NO_OP) continue;
+                    test_pair(win, mem, win_elems, rank, size, counts[c], &kPairs[t], ops[o], op_names[o],
+                              (enum sync)(step++ % NSYNC), fetch);
+                }
+    MPI_Win_free(&win);
+}
+
 /* Every rank fetches-and-adds 1 to the same n elements of rank 0, rounds times. */
 static void test_atomicity(int rank, int size)
 {
@@ -339,6 +589,7 @@ int main(int argc, char **argv)
                 }
             }
     MPI_Win_free(&win);
+    test_pairs(rank, size);
     test_atomicity(rank, size);
     test_large(rank, size);
     return check_finish();
