@@ -121,6 +121,42 @@ enum { FILL = 99 };
 enum sync { FENCE, LOCK, REQUEST, NSYNC };
 static const char *const sync_names[NSYNC] = {"fence", "lock", "request"};
 
+/* One (get_)accumulate of a whole layout to the right neighbour, in an epoch of the
+ * sync mode's own, between barriers. */
+static void one_call(MPI_Win win, enum sync sync, int fetch, const void *obase, MPI_Datatype ot, void *rbase,
+                     MPI_Datatype rt, int right, MPI_Datatype tt, MPI_Op op)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (sync == FENCE)
+        CHECK_MPI(MPI_Win_fence(0, win));
+    else
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (sync == REQUEST && fetch)
+        CHECK_MPI(MPI_Rget_accumulate(obase, 1, ot, rbase, 1, rt, right, 0, 1, tt, op, win, &req));
+    else if (sync == REQUEST)
+        CHECK_MPI(MPI_Raccumulate(obase, 1, ot, right, 0, 1, tt, op, win, &req));
+    else if (fetch)
+        CHECK_MPI(MPI_Get_accumulate(obase, 1, ot, rbase, 1, rt, right, 0, 1, tt, op, win));
+    else
+        CHECK_MPI(MPI_Accumulate(obase, 1, ot, right, 0, 1, tt, op, win));
+    if (sync == REQUEST) CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (sync == FENCE)
+        CHECK_MPI(MPI_Win_fence(0, win));
+    else
+        CHECK_MPI(MPI_Win_unlock(right, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void release_call(MPI_Datatype ot, MPI_Datatype tt, MPI_Datatype rt, char *origin, char *result)
+{
+    MPI_Type_free(&ot);
+    MPI_Type_free(&tt);
+    MPI_Type_free(&rt);
+    free(origin);
+    free(result);
+}
+
 static void test_ops(MPI_Win win, void *mem, long win_elems, int rank, int size, long n, const elem *e,
                      const opdef *o, enum sync sync, int fetch)
 {
@@ -142,26 +178,7 @@ static void test_ops(MPI_Win win, void *mem, long win_elems, int rank, int size,
 
     check_where("%s %s of %ld %s, %s", fetch ? "get_accumulate" : "accumulate", o->name, n, e->name,
                 sync_names[sync]);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (sync == FENCE)
-        CHECK_MPI(MPI_Win_fence(0, win));
-    else
-        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
-    MPI_Request req = MPI_REQUEST_NULL;
-    if (sync == REQUEST && fetch)
-        CHECK_MPI(MPI_Rget_accumulate(obase, 1, ot, rbase, 1, rt, right, 0, 1, tt, o->op, win, &req));
-    else if (sync == REQUEST)
-        CHECK_MPI(MPI_Raccumulate(obase, 1, ot, right, 0, 1, tt, o->op, win, &req));
-    else if (fetch)
-        CHECK_MPI(MPI_Get_accumulate(obase, 1, ot, rbase, 1, rt, right, 0, 1, tt, o->op, win));
-    else
-        CHECK_MPI(MPI_Accumulate(obase, 1, ot, right, 0, 1, tt, o->op, win));
-    if (sync == REQUEST) CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    if (sync == FENCE)
-        CHECK_MPI(MPI_Win_fence(0, win));
-    else
-        CHECK_MPI(MPI_Win_unlock(right, win));
-    MPI_Barrier(MPI_COMM_WORLD);
+    one_call(win, sync, fetch, obase, ot, rbase, rt, right, tt, o->op);
 
     /* Our window, as the left neighbour's call left it. */
     long wrong = 0, first = -1;
@@ -193,11 +210,7 @@ static void test_ops(MPI_Win win, void *mem, long win_elems, int rank, int size,
         free(hit);
     }
     free(touched);
-    MPI_Type_free(&ot);
-    MPI_Type_free(&tt);
-    MPI_Type_free(&rt);
-    free(origin);
-    free(result);
+    release_call(ot, tt, rt, origin, result);
 }
 
 /* ---- value/index pairs ---- */
@@ -350,26 +363,7 @@ static void test_pair(MPI_Win win, void *mem, long win_elems, int rank, int size
     char *obase = origin + start(kOrigin, n) * e->extent, *rbase = result + start(kResult, n) * e->extent;
     check_where("%s %s of %ld %s, %s", fetch ? "get_accumulate" : "accumulate", op_name, n, e->name,
                 sync_names[sync]);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (sync == FENCE)
-        CHECK_MPI(MPI_Win_fence(0, win));
-    else
-        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
-    MPI_Request req = MPI_REQUEST_NULL;
-    if (sync == REQUEST && fetch)
-        CHECK_MPI(MPI_Rget_accumulate(obase, 1, ot, rbase, 1, rt, right, 0, 1, tt, op, win, &req));
-    else if (sync == REQUEST)
-        CHECK_MPI(MPI_Raccumulate(obase, 1, ot, right, 0, 1, tt, op, win, &req));
-    else if (fetch)
-        CHECK_MPI(MPI_Get_accumulate(obase, 1, ot, rbase, 1, rt, right, 0, 1, tt, op, win));
-    else
-        CHECK_MPI(MPI_Accumulate(obase, 1, ot, right, 0, 1, tt, op, win));
-    if (sync == REQUEST) CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    if (sync == FENCE)
-        CHECK_MPI(MPI_Win_fence(0, win));
-    else
-        CHECK_MPI(MPI_Win_unlock(right, win));
-    MPI_Barrier(MPI_COMM_WORLD);
+    one_call(win, sync, fetch, obase, ot, rbase, rt, right, tt, op);
 
     long wrong = 0, first = -1;
     char *touched = calloc((size_t)win_elems, 1);
@@ -417,11 +411,7 @@ static void test_pair(MPI_Win win, void *mem, long win_elems, int rank, int size
         free(hit);
     }
     free(touched);
-    MPI_Type_free(&ot);
-    MPI_Type_free(&tt);
-    MPI_Type_free(&rt);
-    free(origin);
-    free(result);
+    release_call(ot, tt, rt, origin, result);
 }
 
 static void test_pairs(int rank, int size)
