@@ -430,17 +430,25 @@ typedef struct origin_packer {
     size_t carry_at, carry_len;
 } origin_packer;
 
+/* Hands out what is left of an element packed into a carry (bytes at..have), as much as
+ * the len bytes at *out take: a message that ends inside an element gets its head, the
+ * next its tail. */
+static void carry_out(const unsigned char *carry, size_t *at, size_t have, unsigned char **out, size_t *len)
+{
+    const size_t n = have - *at < *len ? have - *at : *len;
+    memcpy(*out, carry + *at, n);
+    *at += n;
+    *out += n;
+    *len -= n;
+}
+
 static int pack_next(void *arg, void *dst, size_t len)
 {
     origin_packer *p = arg;
     unsigned char *out = dst;
     while (len > 0) {
         if (p->carry_at < p->carry_len) {
-            size_t n = p->carry_len - p->carry_at < len ? p->carry_len - p->carry_at : len;
-            memcpy(out, p->carry + p->carry_at, n);
-            p->carry_at += n;
-            out += n;
-            len -= n;
+            carry_out(p->carry, &p->carry_at, p->carry_len, &out, &len);
             continue;
         }
         struct iovec iov = {.iov_base = out, .iov_len = len};
@@ -541,11 +549,7 @@ static int pair_pack(void *arg, void *dst, size_t len)
     unsigned char *out = dst;
     while (len > 0) {
         if (p->carry_at < p->carry_len) {
-            const size_t n = p->carry_len - p->carry_at < len ? p->carry_len - p->carry_at : len;
-            memcpy(out, p->carry + p->carry_at, n);
-            p->carry_at += n;
-            out += n;
-            len -= n;
+            carry_out(p->carry, &p->carry_at, p->carry_len, &out, &len);
             continue;
         }
         size_t k = len / p->extent;
