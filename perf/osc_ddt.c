@@ -10,12 +10,15 @@
  * The same TOTAL bytes then move as one contiguous operation. Both are timed over the
  * same iterations (one operation + MPI_Win_flush each, under one lock held for the
  * loop), and each line gives both bandwidths and their ratio in time: how much a
- * derived datatype costs over moving the same bytes contiguously.
+ * derived datatype costs over moving the same bytes contiguously. The two alternate in
+ * -r rounds and each line reports medians over them: a shared VM changes speed by up
+ * to twice within seconds, and a ratio of two loops run in different modes measures
+ * the VM; the ratio is the median of each round's, both halves timed back to back.
  *
  * Exactly two processes; rank 0 is the origin, rank 1 the target.
  *
  *   osc_ddt [-t put|get|acc|gacc] [-L both|origin|target] [-T TOTAL] [-m [MIN:]MAX] [-i ITERS]
- *           [-x WARMUP] [-c]
+ *           [-x WARMUP] [-r ROUNDS] [-c]
  *
  * -c checks every byte that moved (and that the bytes between target segments stayed
  * untouched) after each size; for acc and gacc the sums, and gacc's last result.
@@ -34,6 +37,8 @@
 #define DEFAULT_MIN 8L
 #define DEFAULT_MAX 65536L
 #define MAX_TOTAL (1L << 28)
+#define DEFAULT_ROUNDS 5L
+#define MAX_ROUNDS 1000L
 
 enum kind { K_PUT, K_GET, K_ACC, K_GACC, K_N };
 static const char *const kind_names[K_N] = {"put", "get", "acc", "gacc"};
@@ -48,6 +53,7 @@ struct options {
     long total;
     long sizes[2];
     struct bench_iters it;
+    long rounds;
     int check;
 };
 
@@ -61,9 +67,10 @@ static void usage(FILE *f)
             "  -m [MIN:]MAX   segment sizes, powers of two (default %ld:%ld)\n"
             "  -i ITERS       timed operations per size and layout (default 100, 20 above 8 B)\n"
             "  -x WARMUP      untimed operations first (default 10, 2 above 8 B)\n"
+            "  -r ROUNDS      timed loops of each kind, alternating; medians reported (default %ld)\n"
             "  -c             check the data after each size\n"
             "  -h             this help\n",
-            DEFAULT_TOTAL, DEFAULT_MIN, DEFAULT_MAX);
+            DEFAULT_TOTAL, DEFAULT_MIN, DEFAULT_MAX, DEFAULT_ROUNDS);
 }
 
 static int parse(int argc, char **argv, struct options *o)
@@ -72,6 +79,7 @@ static int parse(int argc, char **argv, struct options *o)
     o->total = DEFAULT_TOTAL;
     o->sizes[0] = DEFAULT_MIN;
     o->sizes[1] = DEFAULT_MAX;
+    o->rounds = DEFAULT_ROUNDS;
     /* Small segments mean many of them per operation: fewer iterations there would
      * make the noisy small end noisier, so the split is at 8 bytes only. */
     o->it = (struct bench_iters){-1, -1, 100, 10, 20, 2, 8, NULL};
@@ -82,6 +90,7 @@ static int parse(int argc, char **argv, struct options *o)
         {'m', BENCH_RANGE, o->sizes, 1, MAX_TOTAL, NULL, NULL},
         {'i', BENCH_LONG, &o->it.iters, 1, 1000000000L, NULL, NULL},
         {'x', BENCH_LONG, &o->it.warmup, 0, 1000000000L, NULL, NULL},
+        {'r', BENCH_LONG, &o->rounds, 1, MAX_ROUNDS, NULL, NULL},
         {'c', BENCH_FLAG, &o->check, 0, 0, NULL, NULL},
     };
     int rc = bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
@@ -117,6 +126,19 @@ static MPI_Datatype vector_of(long nseg, long seg, long stride, MPI_Datatype uni
     MPI_CK(MPI_Type_vector((int)nseg, (int)(seg / u), (int)(stride / u), unit, &t));
     MPI_CK(MPI_Type_commit(&t));
     return t;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n values (sorts them). */
+static double median(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Times iters operations (one op + flush each), after warmup ones. */
@@ -159,8 +181,9 @@ int main(int argc, char **argv)
         printf(
             "# osc_ddt: MPI_%s of %ld bytes as vectors of S-byte segments of %s (strided: %s;\n"
             "# origin stride 2S, target 3S) and as one contiguous block; MPI_Win_allocate, lock\n"
-            "# held, one operation + MPI_Win_flush per iteration.\n",
-            call_names[o.kind], o.total, acc ? "MPI_INT, MPI_SUM" : "MPI_BYTE", layout_names[o.layout]);
+            "# held, one operation + MPI_Win_flush per iteration; medians of %ld rounds.\n",
+            call_names[o.kind], o.total, acc ? "MPI_INT, MPI_SUM" : "MPI_BYTE", layout_names[o.layout],
+            o.rounds);
         bench_print_library();
         bench_print_iterations(&o.it);
         printf("%-10s %10s %14s %14s %10s\n", "# Segment", "Segments", "DDT MB/s", "Contig MB/s", "Ratio");
@@ -191,9 +214,11 @@ int main(int argc, char **argv)
                 ((int *)lbuf)[(k * 4 / seg) * ls * seg / 4 + k % (seg / 4)] = data_int(k);
         }
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
-        double ddt = 0, contig = 0;
+        /* Round 0's derived-datatype loop is the one checked: the contiguous loops
+         * overwrite the target's memory. */
+        double ddt[MAX_ROUNDS], contig[MAX_ROUNDS], ratio[MAX_ROUNDS];
         if (rank == 0) {
-            ddt = run(&o, w.win, lbuf, rbuf, 1, ltype, ttype, iters, warmup);
+            ddt[0] = run(&o, w.win, lbuf, rbuf, 1, ltype, ttype, iters, warmup);
             if (o.check) {
                 MPI_CK(MPI_Win_flush(1, w.win));
                 long bad = 0;
@@ -245,11 +270,16 @@ int main(int argc, char **argv)
             }
         }
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
-        if (rank == 0) {
+        for (long r = 0; rank == 0 && r < o.rounds; r++) {
+            if (r > 0) ddt[r] = run(&o, w.win, lbuf, rbuf, 1, ltype, ttype, iters, warmup);
             /* The same bytes as one block; the data no longer matters. */
-            contig = run(&o, w.win, lbuf, rbuf, (int)(acc ? moved / 4 : moved), unit, unit, iters, warmup);
-            printf("%-10ld %10ld %14.2f %14.2f %10.2f\n", seg, nseg, (double)moved / ddt / 1e6,
-                   (double)moved / contig / 1e6, ddt / contig);
+            contig[r] = run(&o, w.win, lbuf, rbuf, (int)(acc ? moved / 4 : moved), unit, unit, iters, warmup);
+            ratio[r] = ddt[r] / contig[r];
+        }
+        if (rank == 0) {
+            printf("%-10ld %10ld %14.2f %14.2f %10.2f\n", seg, nseg,
+                   (double)moved / median(ddt, o.rounds) / 1e6,
+                   (double)moved / median(contig, o.rounds) / 1e6, median(ratio, o.rounds));
             fflush(stdout);
         }
         MPI_CK(MPI_Type_free(&ltype));
