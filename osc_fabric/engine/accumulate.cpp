@@ -130,7 +130,8 @@ int oscf_win::post_am(Peer &p, const char *origin, char *result, size_t count, o
 
 int oscf_win::send_request(Peer &p, AmHeader &h, OpScope &scope, char *result, size_t result_bytes,
                            const void *p1, size_t n1, const void *p2, size_t n2) {
-    h.token = eng_.am->new_request(scope.context(), result, result ? result_bytes : 0);
+    h.token = eng_.am->new_request(scope.context(), result, result ? result_bytes : 0,
+                                   static_cast<oscf_type>(h.type));
     scope.on_post();
     int rc = eng_.am->send(p.addr, h, p1, n1, p2, n2);
     if (rc) {

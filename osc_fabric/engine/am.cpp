@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "atomic_types.h"
 #include "window.h"
 
 namespace oscf {
@@ -93,7 +94,7 @@ void ActiveMessages::fail_request(uint64_t token, int status) {
     handle_reply(h, nullptr, 0);
 }
 
-uint64_t ActiveMessages::new_request(Completion *counter, void *result, size_t result_bytes) {
+uint64_t ActiveMessages::new_request(Completion *counter, void *result, size_t result_bytes, oscf_type type) {
     uint32_t idx;
     if (free_requests_.empty()) {
         idx = static_cast<uint32_t>(requests_.size());
@@ -106,6 +107,7 @@ uint64_t ActiveMessages::new_request(Completion *counter, void *result, size_t r
     r.counter = counter;
     r.result = result;
     r.result_bytes = result_bytes;
+    r.result_type = type;
     r.in_use = true;
     ++r.generation;
     return (uint64_t{r.generation} << 32) | idx;
@@ -332,7 +334,11 @@ void ActiveMessages::handle_reply(const AmHeader &h, const uint8_t *payload, siz
             log(0, "active message reply carries %zu bytes, expected %zu", len, r.result_bytes);
             status = OSCF_ERR_INTERNAL;
         } else {
-            std::memcpy(r.result, payload, len);
+            const size_t size = type_size(r.result_type);
+            if (len % size == 0)
+                copy_elements(r.result_type, r.result, payload, len / size);
+            else
+                std::memcpy(r.result, payload, len);
         }
     }
     if (status != OSCF_OK) log(1, "emulated accumulate failed at the target: %s", oscf_status_str(status));

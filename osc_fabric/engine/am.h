@@ -39,6 +39,7 @@ struct AmRequest {
     Completion *counter = nullptr;
     void *result = nullptr;  // may be nullptr: nothing fetched
     size_t result_bytes = 0;
+    oscf_type result_type = OSCF_TYPE_UINT8;  // what the fetched data holds (copy_elements)
     uint32_t generation = 0;
     bool in_use = false;
 };
@@ -60,8 +61,9 @@ public:
     void remove_window(uint64_t id);
 
     // A request whose reply completes `counter` (and copies up to result_bytes of
-    // fetched data to result). Returns its token.
-    uint64_t new_request(Completion *counter, void *result, size_t result_bytes);
+    // fetched data, elements of `type`, to result). Returns its token.
+    uint64_t new_request(Completion *counter, void *result, size_t result_bytes,
+                         oscf_type type = OSCF_TYPE_UINT8);
 
     // Sends header + two payload pieces (copied; the caller's buffers are free at once).
     // Never fails with -FI_EAGAIN: the send is queued for progress instead.

@@ -141,13 +141,21 @@ void reduce_complex(oscf_op op, void *target, const void *origin, size_t n) {
     });
 }
 
+// A pair's value and index, never the padding beside them (copy_elements). Bytes, as a
+// long double's x87 load may change what it stores.
+template <class P>
+void take_pair(P &t, const P &o) {
+    std::memcpy(&t.value, &o.value, sizeof t.value);
+    t.index = o.index;
+}
+
 // MINLOC/MAXLOC keep the better value; on a tie, the smaller index (MPI's definition).
 template <class P>
 void reduce_pair(oscf_op op, void *target, const void *origin, size_t n) {
     each_element<P>(target, origin, n, [op](P &t, const P &o) {
         bool better = op == OSCF_OP_MINLOC ? o.value < t.value : o.value > t.value;
         if (better)
-            t = o;
+            take_pair(t, o);
         else if (o.value == t.value && o.index < t.index)
             t.index = o.index;
     });
@@ -226,15 +234,28 @@ bool swap_allowed(oscf_swap s, oscf_type t) {
     return valid_swap(s) && number;
 }
 
+void copy_elements(oscf_type t, void *dst, const void *src, size_t n) {
+    auto pairs = [&](auto *tag) {
+        using P = std::remove_pointer_t<decltype(tag)>;
+        each_element<P>(dst, src, n, [](P &d, const P &s) { take_pair(d, s); });
+    };
+    switch (t) {
+    case OSCF_TYPE_FLOAT_INT: return pairs(static_cast<Pair<float> *>(nullptr));
+    case OSCF_TYPE_DOUBLE_INT: return pairs(static_cast<Pair<double> *>(nullptr));
+    case OSCF_TYPE_LONG_INT: return pairs(static_cast<Pair<long> *>(nullptr));
+    case OSCF_TYPE_2INT: return pairs(static_cast<Pair<int> *>(nullptr));
+    case OSCF_TYPE_SHORT_INT: return pairs(static_cast<ShortInt *>(nullptr));
+    case OSCF_TYPE_LONG_DOUBLE_INT: return pairs(static_cast<Pair<long double> *>(nullptr));
+    default: std::memmove(dst, src, n * type_size(t));
+    }
+}
+
 void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, size_t n) {
     if (op == OSCF_OP_NO_OP) return;
     // A copy, bytes as they are: element by element it was the slow part of packed
     // puts (byte records, packed.h), and an x87 load and store of a long double may
     // change what a bitwise copy keeps.
-    if (op == OSCF_OP_REPLACE && valid_type(t)) {
-        std::memmove(target, origin, n * type_size(t));
-        return;
-    }
+    if (op == OSCF_OP_REPLACE && valid_type(t)) return copy_elements(t, target, origin, n);
     switch (t) {
     case OSCF_TYPE_INT8: return reduce_integer<int8_t>(op, target, origin, n);
     case OSCF_TYPE_UINT8:

@@ -29,6 +29,11 @@ int fi_type_of(oscf_type t);
 int fi_op_of(oscf_op op);
 int fi_swap_of(oscf_swap s);
 
+// dst[i] = src[i] for i < count: the bytes, but of a pair type only its value and index.
+// The padding beside them (MPI_SHORT_INT's hole, MPI_DOUBLE_INT's tail) may hold an
+// application's own field, in a window or a result buffer, and MPI leaves it alone.
+void copy_elements(oscf_type t, void *dst, const void *src, size_t count);
+
 // target[i] = origin[i] (op) target[i] for i < count. NO_OP leaves target alone.
 // Callers guarantee op_allowed(op, t) and exclusive access to target.
 void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, size_t count);

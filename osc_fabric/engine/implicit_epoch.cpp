@@ -139,7 +139,7 @@ int oscf_win::implicit_message(Guard &lk, Peer &p, int target, const oscf_rmw &r
     AmHeader h = am_request(p, r.is_swap ? kAmCompareSwap : kAmAccumulate, r.type,
                             r.is_swap ? static_cast<int>(r.swap) : static_cast<int>(r.op), flags,
                             static_cast<uint32_t>(r.count), w.am_offset);
-    h.token = eng_.am->new_request(&done, r.result, r.result ? bytes : 0);
+    h.token = eng_.am->new_request(&done, r.result, r.result ? bytes : 0, r.type);
     done.on_post();
     ++stats.am_requests;
     // A failed send fails the request: the wait below then returns at once.

@@ -146,7 +146,7 @@ void NodeUpdates::each_stripe(uint64_t offset, size_t count, F f) {
 
 void NodeUpdates::accumulate(uint64_t offset, oscf_op op, const void *origin, void *result, size_t count) {
     each_stripe(offset, count, [&](uint64_t at, size_t skip, size_t n) {
-        if (result) std::memmove(static_cast<char *>(result) + skip, w_.mem + at, n * size_);
+        if (result) copy_elements(t_, static_cast<char *>(result) + skip, w_.mem + at, n);
         if (origin) apply_reduction(op, t_, w_.mem + at, static_cast<const char *>(origin) + skip, n);
     });
 }

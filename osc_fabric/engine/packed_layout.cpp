@@ -72,6 +72,7 @@ private:
 // A packer over one contiguous buffer: each call takes or fills the next len bytes.
 struct CopyCursor {
     char *at;
+    oscf_type type = OSCF_TYPE_UINT8;  // copy_in writes whole elements of it (copy_elements)
 };
 int copy_out(void *arg, void *dst, size_t len) {
     auto *c = static_cast<CopyCursor *>(arg);
@@ -81,7 +82,11 @@ int copy_out(void *arg, void *dst, size_t len) {
 }
 int copy_in(void *arg, const void *src, size_t len) {
     auto *c = static_cast<CopyCursor *>(arg);
-    std::memcpy(c->at, src, len);
+    const size_t size = type_size(c->type);
+    if (len % size == 0)
+        copy_elements(c->type, c->at, src, len / size);
+    else
+        std::memcpy(c->at, src, len);
     c->at += len;
     return OSCF_OK;
 }
@@ -276,7 +281,7 @@ int oscf_win::accumulate_rendezvous(Peer &p, const char *origin, char *result, s
         return rendezvous(p, Rendezvous::put, &run, 1, bytes, size.wire, w.am_offset, pk, nullptr, scope,
                           Update{type, op});
     // The old values are copied out by the answers, after we return.
-    const oscf_packer out{nullptr, copy_in, copy_release, new CopyCursor{result}};
+    const oscf_packer out{nullptr, copy_in, copy_release, new CopyCursor{result, type}};
     return rendezvous(p, Rendezvous::fetch, &run, 1, bytes, size.wire, w.am_offset, out,
                       origin ? &pk : nullptr, scope, Update{type, op});
 }

@@ -224,7 +224,7 @@ void oscf_win::apply_here(oscf_op op, oscf_type type, char *target, const char *
                         result, count);
         return;
     }
-    if (result) std::memmove(result, target, count * type_size(type));
+    if (result) copy_elements(type, result, target, count);
     apply_reduction(op, type, target, origin, count);
 }
 

@@ -24,6 +24,7 @@
  *              accumulate_ordering).
  */
 #include <mpi.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,17 +243,45 @@ typedef struct {
 typedef struct {
     const char *name;
     MPI_Datatype type;
-    int extent;
+    int extent, value, index_at; /* the struct's size, its value's, where its index is */
 } pair_elem;
 
+#define PAIR(name, T)                                                              \
+    {                                                                              \
+#name, name, (int)sizeof(T), (int)sizeof(((T *)0)->v), (int)offsetof(T, i) \
+    }
 static const pair_elem kPairs[] = {
-    {"MPI_FLOAT_INT", MPI_FLOAT_INT, (int)sizeof(p_float_int)},
-    {"MPI_DOUBLE_INT", MPI_DOUBLE_INT, (int)sizeof(p_double_int)},
-    {"MPI_LONG_INT", MPI_LONG_INT, (int)sizeof(p_long_int)},
-    {"MPI_2INT", MPI_2INT, (int)sizeof(p_2int)},
-    {"MPI_SHORT_INT", MPI_SHORT_INT, (int)sizeof(p_short_int)},
-    {"MPI_LONG_DOUBLE_INT", MPI_LONG_DOUBLE_INT, (int)sizeof(p_long_double_int)},
+    PAIR(MPI_FLOAT_INT, p_float_int), PAIR(MPI_DOUBLE_INT, p_double_int),
+    PAIR(MPI_LONG_INT, p_long_int),   PAIR(MPI_2INT, p_2int),
+    PAIR(MPI_SHORT_INT, p_short_int), PAIR(MPI_LONG_DOUBLE_INT, p_long_double_int),
 };
+#undef PAIR
+
+/* Padding (bytes of a struct outside its value and index: MPI_SHORT_INT's hole,
+ * MPI_DOUBLE_INT's tail) may hold an application's own field, and MPI leaves it alone.
+ * Every struct's padding is set to PAD before a call and checked after it. */
+#define PAD 0xa5
+static int is_padding(const pair_elem *e, int b)
+{
+    return b >= e->value && (b < e->index_at || b >= e->index_at + (int)sizeof(int));
+}
+static void pad_fill(const pair_elem *e, void *buf, long n)
+{
+    for (long k = 0; k < n; k++)
+        for (int b = 0; b < e->extent; b++)
+            if (is_padding(e, b)) ((unsigned char *)buf)[k * e->extent + b] = PAD;
+}
+static long pad_changed(const pair_elem *e, const void *buf, long n)
+{
+    long bad = 0;
+    for (long k = 0; k < n; k++)
+        for (int b = 0; b < e->extent; b++)
+            if (is_padding(e, b) && ((const unsigned char *)buf)[k * e->extent + b] != PAD) {
+                bad++;
+                break;
+            }
+    return bad;
+}
 
 static void pair_store(const pair_elem *e, void *buf, long k, double v, int i)
 {
@@ -358,6 +387,9 @@ static void test_pair(MPI_Win win, void *mem, long win_elems, int rank, int size
         pair_value(window_seed, k, &v, &i);
         pair_store(e, mem, k, v, i);
     }
+    pad_fill(e, origin, ospan); /* an origin's padding is no data either: it must not travel */
+    pad_fill(e, result, rspan);
+    pad_fill(e, mem, win_elems);
     MPI_Datatype ot = make_pairs(kOrigin, n, e), tt = make_pairs(kTarget, n, e),
                  rt = make_pairs(kResult, n, e);
     char *obase = origin + start(kOrigin, n) * e->extent, *rbase = result + start(kResult, n) * e->extent;
@@ -387,6 +419,9 @@ static void test_pair(MPI_Win win, void *mem, long win_elems, int rank, int size
     }
     CHECK(wrong == 0, "%s %s of %ld %s, %s: %ld window elements wrong, the first at %ld",
           fetch ? "get_accumulate" : "accumulate", op_name, n, e->name, sync_names[sync], wrong, first);
+    wrong = pad_changed(e, mem, win_elems);
+    CHECK(wrong == 0, "%s %s of %ld %s, %s: the padding of %ld window structs changed",
+          fetch ? "get_accumulate" : "accumulate", op_name, n, e->name, sync_names[sync], wrong);
     if (fetch) {
         wrong = 0;
         first = -1;
@@ -408,6 +443,9 @@ static void test_pair(MPI_Win win, void *mem, long win_elems, int rank, int size
         }
         CHECK(wrong == 0, "get_accumulate %s of %ld %s, %s: %ld result elements wrong (first %ld)", op_name,
               n, e->name, sync_names[sync], wrong, first);
+        wrong = pad_changed(e, result, rspan);
+        CHECK(wrong == 0, "get_accumulate %s of %ld %s, %s: the padding of %ld result structs changed",
+              op_name, n, e->name, sync_names[sync], wrong);
         free(hit);
     }
     free(touched);
@@ -435,6 +473,61 @@ static void test_pairs(int rank, int size)
                               (enum sync)(step++ % NSYNC), fetch);
                 }
     MPI_Win_free(&win);
+}
+
+/* Arrays of the predefined pair type (each side one piece of structs, not a layout) and
+ * MPI_Fetch_and_op on one struct: the window's and the result's padding stay as they
+ * were, MAXLOC and REPLACE, small and large (a rendezvous) arrays. */
+static void test_pair_arrays(int rank, int size)
+{
+    const long counts[] = {64, 24000};
+    const MPI_Op ops[] = {MPI_MAXLOC, MPI_REPLACE};
+    const int right = (rank + 1) % size;
+    for (size_t t = 0; t < sizeof kPairs / sizeof kPairs[0]; t++) {
+        const pair_elem *e = &kPairs[t];
+        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+            for (int o = 0; o < 2; o++) {
+                const long n = counts[c];
+                char *mem, *origin = calloc((size_t)n, (size_t)e->extent),
+                           *result = calloc((size_t)n + 1, (size_t)e->extent);
+                CHECK(origin && result, "out of memory");
+                MPI_Win win;
+                MPI_Win_allocate(n * e->extent, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+                for (long k = 0; k < n; k++) {
+                    pair_store(e, mem, k, 1.0, 5);
+                    pair_store(e, origin, k, 3.0, (int)(k % 7));
+                }
+                pad_fill(e, mem, n);
+                pad_fill(e, origin, n);
+                pad_fill(e, result, n + 1);
+                check_where("arrays of %ld %s, op %d", n, e->name, o);
+                MPI_Barrier(MPI_COMM_WORLD);
+                CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+                CHECK_MPI(MPI_Get_accumulate(origin, (int)n, e->type, result, (int)n, e->type, right, 0,
+                                             (int)n, e->type, ops[o], win));
+                CHECK_MPI(MPI_Win_flush(right, win));
+                CHECK_MPI(MPI_Fetch_and_op(origin, result + n * e->extent, e->type, right, 0, ops[o], win));
+                CHECK_MPI(MPI_Win_unlock(right, win));
+                MPI_Barrier(MPI_COMM_WORLD);
+                long wrong = 0;
+                for (long k = 0; k < n; k++) {
+                    double v;
+                    int i;
+                    pair_load(e, mem, k, &v, &i);
+                    wrong += v != 3.0 || i != (int)(k % 7);
+                    pair_load(e, result, k, &v, &i);
+                    wrong += v != 1.0 || i != 5;
+                }
+                CHECK(wrong == 0, "arrays of %ld %s: %ld values wrong", n, e->name, wrong);
+                CHECK(pad_changed(e, mem, n) == 0, "arrays of %ld %s, %s: window padding changed", n, e->name,
+                      o ? "MPI_REPLACE" : "MPI_MAXLOC");
+                CHECK(pad_changed(e, result, n + 1) == 0, "arrays of %ld %s, %s: result padding changed", n,
+                      e->name, o ? "MPI_REPLACE" : "MPI_MAXLOC");
+                MPI_Win_free(&win);
+                free(origin);
+                free(result);
+            }
+    }
 }
 
 /* Every rank fetches-and-adds 1 to the same n elements of rank 0, rounds times. */
@@ -580,6 +673,7 @@ int main(int argc, char **argv)
             }
     MPI_Win_free(&win);
     test_pairs(rank, size);
+    test_pair_arrays(rank, size);
     test_atomicity(rank, size);
     test_large(rank, size);
     return check_finish();
