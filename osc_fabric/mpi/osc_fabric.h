@@ -234,10 +234,11 @@ int ompi_osc_fabric_packer(struct ompi_datatype_t *dt, int count, const void *ba
  * bytes (16): the packed stream holds each element's struct, not only its data. */
 int ompi_osc_fabric_pair_packer(struct ompi_datatype_t *dt, int count, const void *base, bool pack,
                                 size_t value, size_t extent, oscf_packer *out);
-/* A pair-type target's runs (each piece an element's data, `data` bytes) widened to whole
- * structs of `extent` bytes; false where an element's data is not one piece or one
- * run's structs would overlap (the general path takes those). */
-bool ompi_osc_fabric_pair_runs(ompi_osc_fabric_runs *r, size_t data, size_t extent);
+/* A pair-type target's runs widened to whole structs of `extent` bytes, for a value of
+ * `value` bytes and its int index: each piece an element's data, or (MPI_SHORT_INT, whose
+ * index does not follow its value) the data bytes in element order; false where they
+ * are neither or structs would overlap (the general path takes those). */
+bool ompi_osc_fabric_pair_runs(ompi_osc_fabric_runs *r, size_t value, size_t extent);
 /* Copies scount elements of sdt at src into dcount of ddt at dst (the same bytes), by
  * two convertors and a bounce buffer. Open MPI 4.1.4's ompi_datatype_sndrcv does the
  * same but stops as soon as either convertor reports completion, and packing some

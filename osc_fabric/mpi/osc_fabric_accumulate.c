@@ -428,8 +428,7 @@ static bool pair_array(oscf_type t, bool all_predefined)
 static bool pair_layout(acc_layout *l, oscf_type t)
 {
     l->pair_value = pair_value_size(t);
-    if (0 == l->pair_value ||
-        ompi_osc_fabric_pair_runs(&l->runs, l->pair_value + sizeof(int), oscf_type_size(t)))
+    if (0 == l->pair_value || ompi_osc_fabric_pair_runs(&l->runs, l->pair_value, oscf_type_size(t)))
         return true;
     ompi_osc_fabric_runs_free(&l->runs);
     return false;

@@ -201,21 +201,24 @@ int ompi_osc_fabric_pieces_of(ompi_datatype_t *dt, int count, const void *base, 
 
 /* A large layout's runs fill a long array, and fresh pages cost a page fault each: on
  * this project's VM more than folding the pieces into runs (perf/README.md, "Measurements
- * behind design choices"). So the block of the last large layout is kept for the next
- * one, one block process-wide, taken and given back with an atomic exchange (calls may
- * come from several threads; one that finds none takes a new block). */
+ * behind design choices"). So the blocks of the last large layouts are kept for the next
+ * ones, two process-wide (a pair type's structs are rebuilt beside its runs), each taken
+ * and given back with an atomic exchange (calls may come from several threads; one that
+ * finds none takes a new block). */
 struct ompi_osc_fabric_runs_block {
     size_t cap;
     oscf_run v[];
 };
-static struct ompi_osc_fabric_runs_block *_Atomic kept_runs;
+#define RUNS_KEPT 2
+static struct ompi_osc_fabric_runs_block *_Atomic kept_runs[RUNS_KEPT];
 /* Blocks above this many bytes go back to the system: memory a process keeps for good. */
 #define RUNS_KEEP_MAX ((size_t)16 << 20)
 
 static int runs_grow(ompi_osc_fabric_runs *r)
 {
     if (r->n < r->cap) return OMPI_SUCCESS;
-    struct ompi_osc_fabric_runs_block *b = atomic_exchange(&kept_runs, NULL);
+    struct ompi_osc_fabric_runs_block *b = NULL;
+    for (int i = 0; NULL == b && i < RUNS_KEPT; i++) b = atomic_exchange(&kept_runs[i], NULL);
     if (NULL == b || b->cap < 2 * r->cap) {
         free(b);
         b = malloc(sizeof(*b) + 2 * r->cap * sizeof(oscf_run));
@@ -309,8 +312,9 @@ int ompi_osc_fabric_runs_of(ompi_datatype_t *dt, int count, ompi_osc_fabric_runs
 void ompi_osc_fabric_runs_free(ompi_osc_fabric_runs *r)
 {
     struct ompi_osc_fabric_runs_block *b = r->block;
-    if (NULL != b && b->cap * sizeof(oscf_run) <= RUNS_KEEP_MAX) b = atomic_exchange(&kept_runs, b);
-    free(b); /* the block kept before, or one too large to keep */
+    for (int i = 0; NULL != b && i < RUNS_KEPT && b->cap * sizeof(oscf_run) <= RUNS_KEEP_MAX; i++)
+        b = atomic_exchange(&kept_runs[i], b); /* the block kept there moves to the next */
+    free(b);                                   /* the oldest kept, or one too large to keep */
     r->block = NULL;
     r->v = r->inline_v;
     r->cap = sizeof(r->inline_v) / sizeof(r->inline_v[0]);
@@ -319,7 +323,7 @@ void ompi_osc_fabric_runs_free(ompi_osc_fabric_runs *r)
 
 void ompi_osc_fabric_runs_fini(void)
 {
-    free(atomic_exchange(&kept_runs, NULL));
+    for (int i = 0; i < RUNS_KEPT; i++) free(atomic_exchange(&kept_runs[i], NULL));
 }
 
 typedef struct piece_count {
@@ -623,8 +627,59 @@ int ompi_osc_fabric_pair_packer(ompi_datatype_t *dt, int count, const void *base
     return OMPI_SUCCESS;
 }
 
-bool ompi_osc_fabric_pair_runs(ompi_osc_fabric_runs *r, size_t data, size_t extent)
+/* Moves runs built in `from` into *r (inline storage is copied, not pointed to). */
+static void runs_take(ompi_osc_fabric_runs *r, ompi_osc_fabric_runs *from)
 {
+    ompi_osc_fabric_runs_free(r);
+    *r = *from;
+    if (NULL == r->block) r->v = r->inline_v;
+}
+
+/* The whole structs of a pair type whose element data is two pieces (MPI_SHORT_INT: the
+ * short at 0, the int at 4; one element's int and the next one's short touch, so they
+ * are one piece): walks the data bytes in order, a value of `value` bytes then its index
+ * at index_at, and rebuilds the runs as structs of `extent` bytes. False unless every
+ * byte falls in that pattern and each struct lies clear of the one before it. */
+static bool pair_structs(ompi_osc_fabric_runs *r, size_t value, size_t index_at, size_t extent)
+{
+    ompi_osc_fabric_runs out = {.cap = sizeof(out.inline_v) / sizeof(out.inline_v[0])};
+    out.v = out.inline_v;
+    bool in_index = false, any = false, ok = true;
+    int64_t at = 0, last = 0; /* the struct being read, the one before it */
+    for (size_t i = 0; ok && i < r->n; i++) {
+        const oscf_run *run = &r->v[i];
+        for (uint32_t j = 0; ok && j < run->count; j++) {
+            const int64_t lo = run->offset + run->stride * (int64_t)j, hi = lo + (int64_t)run->len;
+            for (int64_t pos = lo; ok && pos < hi;) {
+                if (!in_index) { /* a value starts an element */
+                    ok = hi - pos >= (int64_t)value;
+                    at = pos;
+                    pos += (int64_t)value;
+                    in_index = true;
+                    continue;
+                }
+                ok = pos == at + (int64_t)index_at && hi - pos >= (int64_t)sizeof(int) &&
+                     (!any || (at > last ? at - last : last - at) >= (int64_t)extent) &&
+                     OMPI_SUCCESS == add_run(&out, at, 0, extent, 1);
+                pos += (int64_t)sizeof(int);
+                in_index = false;
+                last = at;
+                any = true;
+            }
+        }
+    }
+    ok = ok && !in_index;
+    if (ok)
+        runs_take(r, &out);
+    else
+        ompi_osc_fabric_runs_free(&out);
+    return ok;
+}
+
+bool ompi_osc_fabric_pair_runs(ompi_osc_fabric_runs *r, size_t value, size_t extent)
+{
+    const size_t data = value + sizeof(int), index_at = (value + sizeof(int) - 1) / sizeof(int) * sizeof(int);
+    if (index_at != value) return pair_structs(r, value, index_at, extent);
     for (size_t i = 0; i < r->n; i++) {
         const oscf_run *run = &r->v[i];
         const uint64_t step = run->stride < 0 ? -(uint64_t)run->stride : (uint64_t)run->stride;
