@@ -335,7 +335,7 @@ void ActiveMessages::handle_reply(const AmHeader &h, const uint8_t *payload, siz
             status = OSCF_ERR_INTERNAL;
         } else {
             const size_t size = type_size(r.result_type);
-            if (len % size == 0)
+            if (size != 0 && len % size == 0)
                 copy_elements(r.result_type, r.result, payload, len / size);
             else
                 std::memcpy(r.result, payload, len);
