@@ -216,6 +216,18 @@ int bench_parse(int argc, char **argv, const struct bench_opt *opts, size_t nopt
     return 0;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 long bench_iters_for(const struct bench_iters *it, long size)
 {
     if (it->iters >= 0) return it->iters;

@@ -97,6 +97,9 @@ struct bench_iters {
 };
 long bench_iters_for(const struct bench_iters *it, long size);
 long bench_warmup_for(const struct bench_iters *it, long size);
+
+/* The median of n values (n > 0); sorts them in place. */
+double bench_median(double *v, long n);
 /* The header's "# Iterations:" line. */
 void bench_print_iterations(const struct bench_iters *it);
 

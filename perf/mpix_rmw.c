@@ -164,22 +164,12 @@ static double time_origin(const struct bench *b, op_fn fn, bool lock_shared)
     return t;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median over ranks 1 .. n-1 (on rank 0). */
 static double median_origins(const struct bench *b, double mine)
 {
     double all[b->n], m = 0;
     MPI_CK(MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-    if (b->rank == 0) {
-        qsort(all + 1, (size_t)b->n - 1, sizeof(double), cmp_double);
-        int k = b->n - 1;
-        m = k % 2 ? all[1 + k / 2] : (all[k / 2] + all[1 + k / 2]) / 2;
-    }
+    if (b->rank == 0) m = bench_median(all + 1, b->n - 1);
     return m;
 }
 

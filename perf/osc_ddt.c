@@ -128,19 +128,6 @@ static MPI_Datatype vector_of(long nseg, long seg, long stride, MPI_Datatype uni
     return t;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of n values (sorts them). */
-static double median(double *v, long n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Times iters operations (one op + flush each), after warmup ones. */
 static double run(const struct options *o, MPI_Win win, unsigned char *lbuf, unsigned char *rbuf, int count,
                   MPI_Datatype ltype, MPI_Datatype ttype, long iters, long warmup)
@@ -278,8 +265,8 @@ int main(int argc, char **argv)
         }
         if (rank == 0) {
             printf("%-10ld %10ld %14.2f %14.2f %10.2f\n", seg, nseg,
-                   (double)moved / median(ddt, o.rounds) / 1e6,
-                   (double)moved / median(contig, o.rounds) / 1e6, median(ratio, o.rounds));
+                   (double)moved / bench_median(ddt, o.rounds) / 1e6,
+                   (double)moved / bench_median(contig, o.rounds) / 1e6, bench_median(ratio, o.rounds));
             fflush(stdout);
         }
         MPI_CK(MPI_Type_free(&ltype));
