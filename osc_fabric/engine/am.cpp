@@ -334,11 +334,7 @@ void ActiveMessages::handle_reply(const AmHeader &h, const uint8_t *payload, siz
             log(0, "active message reply carries %zu bytes, expected %zu", len, r.result_bytes);
             status = OSCF_ERR_INTERNAL;
         } else {
-            const size_t size = type_size(r.result_type);
-            if (size != 0 && len % size == 0)
-                copy_elements(r.result_type, r.result, payload, len / size);
-            else
-                std::memcpy(r.result, payload, len);
+            copy_element_bytes(r.result_type, r.result, payload, len);
         }
     }
     if (status != OSCF_OK) log(1, "emulated accumulate failed at the target: %s", oscf_status_str(status));

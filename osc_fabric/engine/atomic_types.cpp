@@ -250,6 +250,14 @@ void copy_elements(oscf_type t, void *dst, const void *src, size_t n) {
     }
 }
 
+void copy_element_bytes(oscf_type t, void *dst, const void *src, size_t bytes) {
+    const size_t size = valid_type(t) ? type_size(t) : 0;
+    if (size != 0 && bytes % size == 0)
+        copy_elements(t, dst, src, bytes / size);
+    else
+        std::memcpy(dst, src, bytes);
+}
+
 void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, size_t n) {
     if (op == OSCF_OP_NO_OP) return;
     // A copy, bytes as they are: element by element it was the slow part of packed

@@ -33,6 +33,9 @@ int fi_swap_of(oscf_swap s);
 // The padding beside them (MPI_SHORT_INT's hole, MPI_DOUBLE_INT's tail) may hold an
 // application's own field, in a window or a result buffer, and MPI leaves it alone.
 void copy_elements(oscf_type t, void *dst, const void *src, size_t count);
+// The same over `bytes` bytes (fetched old values); bytes that are not whole elements of a
+// known type are copied as they are.
+void copy_element_bytes(oscf_type t, void *dst, const void *src, size_t bytes);
 
 // target[i] = origin[i] (op) target[i] for i < count. NO_OP leaves target alone.
 // Callers guarantee op_allowed(op, t) and exclusive access to target.

@@ -82,11 +82,7 @@ int copy_out(void *arg, void *dst, size_t len) {
 }
 int copy_in(void *arg, const void *src, size_t len) {
     auto *c = static_cast<CopyCursor *>(arg);
-    const size_t size = type_size(c->type);
-    if (size != 0 && len % size == 0)
-        copy_elements(c->type, c->at, src, len / size);
-    else
-        std::memcpy(c->at, src, len);
+    copy_element_bytes(c->type, c->at, src, len);
     c->at += len;
     return OSCF_OK;
 }
