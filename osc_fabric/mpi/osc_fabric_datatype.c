@@ -296,10 +296,16 @@ static int add_items(ompi_osc_fabric_runs *r, const dt_elem_desc_t *d, uint32_t 
     return rc;
 }
 
+/* No runs yet, in the inline storage. */
+static void runs_init(ompi_osc_fabric_runs *r)
+{
+    *r = (ompi_osc_fabric_runs){.cap = sizeof(r->inline_v) / sizeof(r->inline_v[0])};
+    r->v = r->inline_v;
+}
+
 int ompi_osc_fabric_runs_of(ompi_datatype_t *dt, int count, ompi_osc_fabric_runs *out)
 {
-    *out = (ompi_osc_fabric_runs){.cap = sizeof(out->inline_v) / sizeof(out->inline_v[0])};
-    out->v = out->inline_v;
+    runs_init(out);
     const opal_datatype_t *odt = &dt->super;
     const dt_type_desc_t *desc = NULL != odt->opt_desc.desc ? &odt->opt_desc : &odt->desc;
     int rc = OMPI_SUCCESS;
@@ -642,8 +648,8 @@ static void runs_take(ompi_osc_fabric_runs *r, ompi_osc_fabric_runs *from)
  * byte falls in that pattern and each struct lies clear of the one before it. */
 static bool pair_structs(ompi_osc_fabric_runs *r, size_t value, size_t index_at, size_t extent)
 {
-    ompi_osc_fabric_runs out = {.cap = sizeof(out.inline_v) / sizeof(out.inline_v[0])};
-    out.v = out.inline_v;
+    ompi_osc_fabric_runs out;
+    runs_init(&out);
     bool in_index = false, any = false, ok = true;
     int64_t at = 0, last = 0; /* the struct being read, the one before it */
     for (size_t i = 0; ok && i < r->n; i++) {
