@@ -33,7 +33,8 @@
  * calls that move no data (count 0, or a datatype of size 0, with any (op, type)
  * Open MPI's argument checks pass, MPI_SUM on MPI_BYTE among them);
  * regions of value/index pair types (MPI_DOUBLE_INT, ...) under MAXLOC, MINLOC,
- * REPLACE and NO_OP, whose targets store well-formed pairs before the epoch; and, on
+ * REPLACE and NO_OP, whose targets store well-formed pairs before the epoch with a
+ * sentinel in their holes, which no call may change there or in result buffers; and, on
  * dynamic windows, memory attached as regions back to back, with regions placed to
  * run across the boundaries.
  *
@@ -78,8 +79,9 @@ static const char *const rk_name[RK_N] = {"put",        "get",      "accumulate"
 
 /* ---- value/index pair types ----
  * MPI_FLOAT_INT and friends are C structs with holes (MPI_DOUBLE_INT: 12 data bytes in
- * 16; long double has 10 meaningful bytes of 16 on x86), so the model only ever
- * compares the value and index fields, and long double values by value. */
+ * 16; long double has 10 meaningful bytes of 16 on x86), so the model compares the
+ * value and index fields, long double values by value, and checks that the holes,
+ * outside the typemap, still hold what was there before the epoch. */
 enum { PT_FLOAT_INT, PT_DOUBLE_INT, PT_LONG_INT, PT_2INT, PT_SHORT_INT, PT_LONG_DOUBLE_INT, PT_N };
 typedef struct {
     float v;
@@ -108,19 +110,21 @@ typedef struct {
 #define LDBL_BYTES (LDBL_MANT_DIG == 64 ? 10 : (int)sizeof(long double)) /* x87: 10 of 16 */
 static const struct {
     const char *name;
-    int size, vbytes, ioff, align; /* struct size, meaningful value bytes, index offset, alignment */
-    enum real value;               /* the value field's C type (test_values.h) */
+    int size, vsize, vbytes, ioff, align; /* struct size, value field size and its meaningful
+                                           * bytes, index offset, alignment */
+    enum real value;                      /* the value field's C type (test_values.h) */
 } pt_info[PT_N] = {
-    {"float_int", sizeof(pr_float_int), sizeof(float), offsetof(pr_float_int, i), _Alignof(pr_float_int),
-     R_FLOAT},
-    {"double_int", sizeof(pr_double_int), sizeof(double), offsetof(pr_double_int, i), _Alignof(pr_double_int),
-     R_DOUBLE},
-    {"long_int", sizeof(pr_long_int), sizeof(long), offsetof(pr_long_int, i), _Alignof(pr_long_int), R_LONG},
-    {"2int", sizeof(pr_2int), sizeof(int), offsetof(pr_2int, i), _Alignof(pr_2int), R_INT},
-    {"short_int", sizeof(pr_short_int), sizeof(short), offsetof(pr_short_int, i), _Alignof(pr_short_int),
-     R_SHORT},
-    {"long_double_int", sizeof(pr_long_double_int), LDBL_BYTES, offsetof(pr_long_double_int, i),
-     _Alignof(pr_long_double_int), R_LDOUBLE},
+    {"float_int", sizeof(pr_float_int), sizeof(float), sizeof(float), offsetof(pr_float_int, i),
+     _Alignof(pr_float_int), R_FLOAT},
+    {"double_int", sizeof(pr_double_int), sizeof(double), sizeof(double), offsetof(pr_double_int, i),
+     _Alignof(pr_double_int), R_DOUBLE},
+    {"long_int", sizeof(pr_long_int), sizeof(long), sizeof(long), offsetof(pr_long_int, i),
+     _Alignof(pr_long_int), R_LONG},
+    {"2int", sizeof(pr_2int), sizeof(int), sizeof(int), offsetof(pr_2int, i), _Alignof(pr_2int), R_INT},
+    {"short_int", sizeof(pr_short_int), sizeof(short), sizeof(short), offsetof(pr_short_int, i),
+     _Alignof(pr_short_int), R_SHORT},
+    {"long_double_int", sizeof(pr_long_double_int), sizeof(long double), LDBL_BYTES,
+     offsetof(pr_long_double_int, i), _Alignof(pr_long_double_int), R_LDOUBLE},
 };
 #define PAD_BYTE 0xd4 /* padding of the pairs targets store before an epoch */
 
@@ -156,6 +160,23 @@ static void pair_set(int pt, unsigned char *p, long double v, int i)
     store_real(pt_info[pt].value, b, v);
     memcpy(p, b, (size_t)pt_info[pt].vbytes);
     memcpy(p + pt_info[pt].ioff, &i, sizeof i);
+}
+
+/* Whether byte b of a pair struct is a hole: outside its type's typemap (the value and
+ * index fields), which MPI must leave as it is, in window and result buffers alike (an
+ * application's own struct may keep a field there). */
+static bool pair_hole(int pt, long b)
+{
+    const long v = pt_info[pt].vsize, i = pt_info[pt].ioff;
+    return (b >= v && b < i) || b >= i + (long)sizeof(int);
+}
+
+/* The first hole byte of pair structs a and b that differs, or -1. */
+static long pair_hole_diff(int pt, const unsigned char *a, const unsigned char *b)
+{
+    for (long k = 0; k < pt_info[pt].size; k++)
+        if (pair_hole(pt, k) && a[k] != b[k]) return k;
+    return -1;
 }
 
 /* Same value and index?  Bytes for the exact types, long double by value. */
@@ -1706,8 +1727,10 @@ static void verify_memory(const rr_epoch *ep, rr_win *w, int t, unsigned char *c
             long es = g ? reg_esize(g) : 1;
             long e0 = g ? g->off + (i - g->off) / es * es : i;
             int bt = g ? g->bt : BT_BYTE, pt = g ? g->pt : -1;
-            /* A pair's holes (and a long double's last 6 bytes) hold no data. */
-            if (pt >= 0 && pair_equal(pt, mem[s] + e0, m + e0)) {
+            /* A long double's last 6 bytes hold no data; a pair's holes keep what the
+             * target stored there. */
+            const long hole = pt >= 0 ? pair_hole_diff(pt, mem[s] + e0, m + e0) : -1;
+            if (pt >= 0 && hole < 0 && pair_equal(pt, mem[s] + e0, m + e0)) {
                 i = e0 + es - 1;
                 continue;
             }
@@ -1715,9 +1738,17 @@ static void verify_memory(const rr_epoch *ep, rr_win *w, int t, unsigned char *c
             val_str(bt, pt, m + e0, ex, sizeof ex);
             val_str(bt, pt, mem[s] + e0, got, sizeof got);
             writers_of(ep, g, t, s, i, wr, sizeof wr);
-            if (reported++ < 4)
-                MISMATCH("window of rank %d (%s, sync %s) seg%d byte %ld: expected %s got %s; %s", t,
-                         fl_name[w->flavor], sy_name[ep->sync], s, i, ex, got, wr);
+            if (reported++ < 4) {
+                if (hole >= 0)
+                    MISMATCH(
+                        "window of rank %d (%s, sync %s) seg%d byte %ld: the hole of a %s pair %s "
+                        "was written (0x%02x, expected 0x%02x); %s",
+                        t, fl_name[w->flavor], sy_name[ep->sync], s, e0 + hole, pt_info[pt].name, got,
+                        mem[s][e0 + hole], m[e0 + hole], wr);
+                else
+                    MISMATCH("window of rank %d (%s, sync %s) seg%d byte %ld: expected %s got %s; %s", t,
+                             fl_name[w->flavor], sy_name[ep->sync], s, i, ex, got, wr);
+            }
             i = e0 + es - 1; /* one report per element */
         }
     }
@@ -1733,10 +1764,11 @@ static void verify_fetches(const rr_epoch *ep)
         size_t s = (size_t)op_esize(o);
         char d[300];
         if (o->fetches) {
-            /* A fetched pair's holes are no data: MPI may or may not write them. */
+            /* A fetched pair's holes are not in its typemap: they keep SENT_R, as gaps do. */
             unsigned char *gapmask = calloc((size_t)o->rsh.span + SLACK, 1);
             for (int i = 0; i < o->rsh.n; i++) {
-                memset(gapmask + o->rsh.off[i], 1, s);
+                for (long b = 0; b < (long)s; b++)
+                    gapmask[o->rsh.off[i] + b] = o->pt < 0 || !pair_hole(o->pt, b);
                 const unsigned char *got = o->rbuf + o->rsh.off[i];
                 if (o->target == MPI_PROC_NULL || !o->rexp) continue;
                 if (o->pt >= 0 ? !pair_equal(o->pt, got, o->rexp + i * s)
