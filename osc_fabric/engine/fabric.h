@@ -32,7 +32,7 @@ struct ProviderLimits {
     // progress (see fabric.cpp): our own active messages then cost no more per
     // operation, and they coalesce.
     bool atomics_in_software = false;
-    // True where fi_write is a message the target's software applies (rxm, rxd,
+    // True where fi_write is a message the target's software applies (rxm,
     // sockets), unlike shm's single-copy writes: small puts may then join our batches.
     bool rma_in_software = false;
     // True where fi_read costs the origin a system call (shm reads with

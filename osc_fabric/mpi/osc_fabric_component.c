@@ -76,7 +76,7 @@ static int component_register(void)
         "Comma-separated libfabric providers to use, in order of preference (e.g. \"shm\", \"tcp\", "
         "\"tcp;ofi_rxm\"). Empty: shm when the whole job is on one node, else the best network "
         "provider offering FI_EP_RDM with FI_RMA|FI_ATOMIC; FI_PROVIDER is honoured; udp;ofi_rxd is "
-        "never chosen automatically",
+        "never used (not supported)",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
         &c->provider_include);
 
