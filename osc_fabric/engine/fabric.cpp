@@ -120,16 +120,9 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
     std::vector<std::string> include = split_list(cfg.provider_include);
     bool explicit_choice = !include.empty() || std::getenv("FI_PROVIDER");
     std::vector<std::pair<int, fi_info *>> candidates;
-    bool refused = false;
+    std::string refused;  // an rxd stack the user asked for
     for (fi_info *i = all.get(); i; i = i->next) {
         std::string name = i->fabric_attr->prov_name;
-        // Not even when asked for: on libfabric 1.17 udp;ofi_rxd's atomics crash, and
-        // under load some of its RMA operations never complete, so a synchronization
-        // call would wait for ever (test_setup.cpp has the case).
-        if (name.find("ofi_rxd") != std::string::npos) {
-            refused = true;
-            continue;
-        }
         int rank;
         if (!include.empty()) {
             auto it = std::find_if(include.begin(), include.end(),
@@ -140,15 +133,23 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
         } else {
             rank = default_rank(name, cfg.job_is_node_local != 0);
         }
+        // Not even when asked for: on libfabric 1.17 udp;ofi_rxd's atomics crash, and
+        // under load some of its RMA operations never complete, so a synchronization
+        // call would wait for ever (test_setup.cpp has the case).
+        if (name.find("ofi_rxd") != std::string::npos) {
+            if (explicit_choice && rank >= 0) refused = name;
+            continue;
+        }
         if (rank >= 0) candidates.emplace_back(rank, i);
     }
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const auto &a, const auto &b) { return a.first < b.first; });
     if (candidates.empty()) {
-        if (refused && explicit_choice)
+        if (!refused.empty())
             log(1,
-                "udp;ofi_rxd is not supported: on libfabric 1.17 its atomics crash and some of its "
-                "RMA operations never complete; use tcp");
+                "%s is not supported: on libfabric 1.17 ofi_rxd's atomics crash and some of its "
+                "RMA operations never complete; use tcp",
+                refused.c_str());
         else
             log(1, "no acceptable libfabric provider (include list '%s')",
                 cfg.provider_include ? cfg.provider_include : "");

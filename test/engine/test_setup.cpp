@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <rdma/fabric.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -146,8 +147,23 @@ TEST_CASE("udp;ofi_rxd is refused even when asked for by name", "[setup]") {
     if (eng) oscf_engine_close(eng);
     oscf_set_log(nullptr, 0);
     CHECK(rc == OSCF_ERR_NO_PROVIDER);
+    // The reason names it where libfabric offers it at all (Debian's does, unless
+    // FI_PROVIDER hides it); elsewhere the engine only finds no provider.
+    fi_info *hints = fi_allocinfo(), *all = nullptr;
+    REQUIRE(hints);
+    hints->caps = FI_RMA | FI_ATOMIC | FI_MSG;
+    hints->ep_attr->type = FI_EP_RDM;
+    bool offered = false;
+    if (fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &all) == 0)
+        for (fi_info *i = all; i; i = i->next)
+            offered |= std::string(i->fabric_attr->prov_name) == "udp;ofi_rxd";
+    fi_freeinfo(all);
+    fi_freeinfo(hints);
     bool said_why = false;
     for (const std::string &line : g_log)
-        said_why |= line.find("ofi_rxd is not supported") != std::string::npos;
-    CHECK(said_why);
+        said_why |= line.find("udp;ofi_rxd is not supported") != std::string::npos;
+    if (offered)
+        CHECK(said_why);
+    else
+        WARN("libfabric offers no udp;ofi_rxd here: only the refusal's status was checked");
 }
