@@ -114,17 +114,18 @@ static const struct {
                                            * bytes, index offset, alignment */
     enum real value;                      /* the value field's C type (test_values.h) */
 } pt_info[PT_N] = {
-    {"float_int", sizeof(pr_float_int), sizeof(float), sizeof(float), offsetof(pr_float_int, i),
-     _Alignof(pr_float_int), R_FLOAT},
-    {"double_int", sizeof(pr_double_int), sizeof(double), sizeof(double), offsetof(pr_double_int, i),
-     _Alignof(pr_double_int), R_DOUBLE},
-    {"long_int", sizeof(pr_long_int), sizeof(long), sizeof(long), offsetof(pr_long_int, i),
-     _Alignof(pr_long_int), R_LONG},
-    {"2int", sizeof(pr_2int), sizeof(int), sizeof(int), offsetof(pr_2int, i), _Alignof(pr_2int), R_INT},
-    {"short_int", sizeof(pr_short_int), sizeof(short), sizeof(short), offsetof(pr_short_int, i),
-     _Alignof(pr_short_int), R_SHORT},
-    {"long_double_int", sizeof(pr_long_double_int), sizeof(long double), LDBL_BYTES,
-     offsetof(pr_long_double_int, i), _Alignof(pr_long_double_int), R_LDOUBLE},
+/* Everything but the meaningful value bytes follows from the struct T. */
+#define PT(name, T, vbytes, real)                                                       \
+    {                                                                                   \
+        name, sizeof(T), sizeof(((T *)0)->v), vbytes, offsetof(T, i), _Alignof(T), real \
+    }
+    PT("float_int", pr_float_int, sizeof(float), R_FLOAT),
+    PT("double_int", pr_double_int, sizeof(double), R_DOUBLE),
+    PT("long_int", pr_long_int, sizeof(long), R_LONG),
+    PT("2int", pr_2int, sizeof(int), R_INT),
+    PT("short_int", pr_short_int, sizeof(short), R_SHORT),
+    PT("long_double_int", pr_long_double_int, LDBL_BYTES, R_LDOUBLE),
+#undef PT
 };
 #define PAD_BYTE 0xd4 /* padding of the pairs targets store before an epoch */
 
