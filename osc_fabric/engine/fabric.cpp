@@ -103,6 +103,12 @@ bool atomics_in_software(const std::string &prov) {
 }  // namespace
 
 int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
+    // The sockets provider's progress thread spins this many ms before it sleeps; with
+    // our own waits spinning too, a node with few cores per process then sees each round
+    // trip take a scheduler slice (perf/README.md has the figures). Unless the user set
+    // it, it does not spin. Read when the provider first loads: a process whose libfabric
+    // was already in use keeps what it had.
+    setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
     info_ptr hints = make_hints();
     if (!hints) return OSCF_ERR_NO_MEM;
     fi_info *raw = nullptr;

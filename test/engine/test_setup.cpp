@@ -167,3 +167,21 @@ TEST_CASE("udp;ofi_rxd is refused even when asked for by name", "[setup]") {
     else
         WARN("libfabric offers no udp;ofi_rxd here: only the refusal's status was checked");
 }
+
+// The sockets provider's progress thread would otherwise spin for milliseconds beside
+// our own waits (perf/README.md): the engine asks it not to, unless the user said.
+TEST_CASE("the sockets provider's progress spin is off unless the user set it", "[setup]") {
+    const bool user_set = GENERATE(false, true);
+    if (user_set)
+        setenv("FI_SOCKETS_PE_WAITTIME", "7", 1);
+    else
+        unsetenv("FI_SOCKETS_PE_WAITTIME");
+    oscf_engine_config cfg{"tcp", false, false, OSCF_ACC_AUTO, 0, 0, 0};
+    oscf_engine *eng = nullptr;
+    REQUIRE(oscf_engine_open(&cfg, &eng) == OSCF_OK);
+    oscf_engine_close(eng);
+    const char *v = std::getenv("FI_SOCKETS_PE_WAITTIME");
+    REQUIRE(v);
+    CHECK(std::string(v) == (user_set ? "7" : "0"));
+    unsetenv("FI_SOCKETS_PE_WAITTIME");
+}
