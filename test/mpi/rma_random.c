@@ -1768,8 +1768,10 @@ static void verify_fetches(const rr_epoch *ep)
             /* A fetched pair's holes are not in its typemap: they keep SENT_R, as gaps do. */
             unsigned char *gapmask = calloc((size_t)o->rsh.span + SLACK, 1);
             for (int i = 0; i < o->rsh.n; i++) {
-                for (long b = 0; b < (long)s; b++)
-                    gapmask[o->rsh.off[i] + b] = o->pt < 0 || !pair_hole(o->pt, b);
+                if (o->pt < 0)
+                    memset(gapmask + o->rsh.off[i], 1, s);
+                else
+                    for (long b = 0; b < (long)s; b++) gapmask[o->rsh.off[i] + b] = !pair_hole(o->pt, b);
                 const unsigned char *got = o->rbuf + o->rsh.off[i];
                 if (o->target == MPI_PROC_NULL || !o->rexp) continue;
                 if (o->pt >= 0 ? !pair_equal(o->pt, got, o->rexp + i * s)
