@@ -60,13 +60,20 @@ int with_window(const char *fn, oscf_win *win, F &&f) noexcept {
 // change (lock, unlock, flush, MPI_Win_sync, MPI_Win_test): these drive progress now
 // and then even when they need not wait (Progress::tick_locked). Data movement calls
 // do not, so a run of back-to-back accumulates pays nothing for it.
-template <class F>
+// The releases (unlock, unlock_all) tick after their work, the rest before: a process
+// polling itself through back-to-back epochs then serves the others' lock attempts and
+// gives the CPU away while its lock is free. Ticking before a release, every such tick
+// fell while it held the lock (the tick period is even), and the others never got it.
+enum class Tick { before, after };
+template <Tick when = Tick::before, class F>
 int with_sync_call(const char *fn, oscf_win *win, F &&f) noexcept {
     if (!win) return OSCF_ERR_ARG;
     return guard(fn, [&]() -> int {
         Guard lk(win->engine().progress->mutex());
-        win->engine().progress->tick_locked(lk);
-        return in_view_round(*win, [&] { return f(*win, lk); });
+        if (when == Tick::before) win->engine().progress->tick_locked(lk);
+        const int rc = in_view_round(*win, [&] { return f(*win, lk); });
+        if (when == Tick::after) win->engine().progress->tick_locked(lk);
+        return rc;
     });
 }
 
@@ -351,7 +358,8 @@ int oscf_win_lock(oscf_win *win, int target, int exclusive, int assert_bits) {
 }
 
 int oscf_win_unlock(oscf_win *win, int target) {
-    return with_sync_call(__func__, win, [&](oscf_win &w, Guard &lk) { return w.unlock(lk, target); });
+    return with_sync_call<Tick::after>(__func__, win,
+                                       [&](oscf_win &w, Guard &lk) { return w.unlock(lk, target); });
 }
 
 int oscf_win_lock_all(oscf_win *win, int assert_bits) {
@@ -359,7 +367,8 @@ int oscf_win_lock_all(oscf_win *win, int assert_bits) {
 }
 
 int oscf_win_unlock_all(oscf_win *win) {
-    return with_sync_call(__func__, win, [](oscf_win &w, Guard &lk) { return w.unlock_all(lk); });
+    return with_sync_call<Tick::after>(__func__, win,
+                                       [](oscf_win &w, Guard &lk) { return w.unlock_all(lk); });
 }
 
 int oscf_win_flush(oscf_win *win, int target) {
