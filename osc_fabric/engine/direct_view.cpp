@@ -18,7 +18,8 @@ void oscf_win::init_direct_view() {
     view_lock_words_.assign(static_cast<size_t>(size_), nullptr);
     for (int r = 0; r < size_; ++r) {
         Peer &p = peer(r);
-        if (view_on_ && direct_words(p))
+        // Our own words, where others take them through our progress, only by acquire().
+        if (view_on_ && direct_words(p) && !(r == rank_ && own_words_by_progress_))
             view_lock_words_[static_cast<size_t>(r)] = hold_word(p, Hold::shared);
         if (!direct_memory(p)) continue;
         view_peers_[static_cast<size_t>(r)] = {0, p.node.mem(), p.node.mem_size(), p.disp_unit};

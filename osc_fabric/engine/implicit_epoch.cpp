@@ -61,7 +61,7 @@ int oscf_win::rmw_implicit(Guard &lk, int target, const oscf_rmw &r, int assert_
 bool oscf_win::implicit_in_one_message(const Peer &p, int target, const oscf_rmw &r) const {
     const size_t bytes = r.count * type_size(r.type) * (r.is_swap ? 2 : 1);
     return r.count > 0 && bytes <= kAmMaxPayload && acc_route(p, target, r.type) == AccRoute::message &&
-           !direct_words(p) && !eng_.caps.native(OSCF_TYPE_UINT64);
+           !direct_words(p) && !lock_words_native();
 }
 
 bool oscf_win::implicit_on_node(const Peer &p, int target, const oscf_rmw &r) const {

@@ -105,6 +105,17 @@ bool take_word(uint64_t *word, const Claim &c) {
 }
 }  // namespace
 
+// Lock words follow the path of 64-bit accumulates, so a provider whose atomics we do not
+// trust (fabric.cpp) never touches them. Nor does one whose software applies its atomics
+// in the target's progress (tcp;ofi_rxm, sockets): there our messages cost the same, and
+// the target applies them under its engine lock, as it changes its own words. Only then
+// can a process that polls its own window through back-to-back epochs let the others in:
+// with the provider's atomics, its own attempts went through the fabric and its progress
+// applied the others' while it held the lock, and a waiter could starve (acquire()).
+bool oscf_win::lock_words_native() const {
+    return eng_.caps.native(OSCF_TYPE_UINT64) && !fab().limits().atomics_in_software;
+}
+
 int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
                                uint64_t compare, uint64_t *old) {
     ++stats.lock_attempts;
@@ -112,9 +123,7 @@ int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint
         *old = direct_word(p, offset, op == FI_CSWAP, operand, compare);
         return OSCF_OK;
     }
-    // Lock words follow the path of 64-bit accumulates, so a provider whose atomics we
-    // do not trust (fabric.cpp) never touches them.
-    if (!eng_.caps.native(OSCF_TYPE_UINT64)) return lock_word_am(lk, p, offset, op, operand, compare, old);
+    if (!lock_words_native()) return lock_word_am(lk, p, offset, op, operand, compare, old);
     OpCounter done;
     uint64_t addr = p.state_base + offset;
     int rc = progress().post("lock word atomic", [&]() -> ssize_t {
@@ -191,6 +200,14 @@ int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
     auto backoff = std::chrono::microseconds(1);
     clock::time_point start;  // read at the first conflict: a free word costs no clock read
     for (bool waited = false;; waited = true) {
+        // Others' attempts on our own words wait for our progress: it runs first, so an
+        // attempt that arrived before ours is served before ours. Without it a process
+        // polling itself through back-to-back epochs ran progress only while it held the
+        // lock, and every other attempt failed for ever.
+        if (is_self(p) && own_words_by_progress_) {
+            const int prc = progress().run_locked();
+            if (prc < 0) return prc;
+        }
         bool taken = false;
         int rc = try_hold(lk, p, hold, &taken);
         if (rc) return rc;
@@ -211,7 +228,7 @@ int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
 int oscf_win::release(Peer &p, Hold hold) {
     const uint64_t offset = kClaims[static_cast<int>(hold)].offset;
     const uint64_t *delta = &kUndo[static_cast<int>(hold)];
-    if (is_self(p) && !eng_.caps.native(OSCF_TYPE_UINT64)) {
+    if (is_self(p) && !lock_words_native()) {
         drop_own(hold);
         eng_.am->redispatch(id_);  // shared requests held behind our exclusive hold
         return OSCF_OK;
@@ -223,7 +240,7 @@ int oscf_win::release(Peer &p, Hold hold) {
         return OSCF_OK;
     }
     ++stats.lock_attempts;
-    if (!eng_.caps.native(OSCF_TYPE_UINT64)) {
+    if (!lock_words_native()) {
         const bool silent = fab().limits().send_after_send;
         AmHeader h = am_request(p, kAmAccumulate, OSCF_TYPE_UINT64, OSCF_OP_SUM,
                                 kAmStateWord | (silent ? kAmNoReply : 0), 1, offset);
@@ -271,7 +288,7 @@ int oscf_win::await_earlier_lock(Guard &lk) {
 }
 
 bool oscf_win::lock_requests_queue() const {
-    return !eng_.caps.native(OSCF_TYPE_UINT64) && fab().limits().send_after_send;
+    return !lock_words_native() && fab().limits().send_after_send;
 }
 
 // The request leaves with the first batch to the target (kAmTakeShared), or alone
@@ -508,7 +525,7 @@ int oscf_win::unlock(Guard &lk, int target) {
     // Before the wait that sends the batches: a request nothing went with is dropped,
     // and a release rides on the last batch where lock words are messages.
     p.lock.cancel_unsent_request(!p.batch.empty());
-    p.lock.fold_release(!p.batch.empty(), !eng_.caps.native(OSCF_TYPE_UINT64));
+    p.lock.fold_release(!p.batch.empty(), !lock_words_native());
     // Operations must be complete at the target before others may take the lock.
     rc = wait_idle(lk, p.ops);
     int op_err = p.ops.take_error();

@@ -290,6 +290,8 @@ private:
     bool updated_on_node(oscf_type t) const;
     bool direct_accumulate(const Peer &p, oscf_type t) const;
     bool direct_words(const Peer &p) const;
+    // Lock words taken with the provider's atomics (lock.cpp), not with messages.
+    bool lock_words_native() const;
     int direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp);
     int direct_begin(Guard &lk, int target, const char *what);
     int direct_ready(Guard &lk, Peer &p);
@@ -539,7 +541,10 @@ private:
     int map_shared(const oscf_win_params &p);
     uint64_t node_segment_ = 0;       // WinBlob::node_segment: 0 without a node segment
     bool has_direct_memory_ = false;  // some peer's node link maps its window memory
-    bool connected_ = false;          // connect() succeeded
+    // Some peer takes our lock words through the fabric (off this node, or not reached
+    // directly): its attempts are applied only in our progress rounds (lock.cpp, acquire).
+    bool own_words_by_progress_ = false;
+    bool connected_ = false;  // connect() succeeded
     oscf_direct_view view_{};
     std::vector<oscf_direct_peer> view_peers_;
     // fast_lock: each peer's lock word where a CPU atomic takes it (direct_words), or null;

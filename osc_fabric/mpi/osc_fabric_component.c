@@ -107,8 +107,8 @@ static int component_register(void)
         "them in hardware, for every type it supports for all MPI-allowed reductions; active "
         "messages for the rest and wherever the provider's atomics are software anyway: shm, "
         "tcp;ofi_rxm, sockets), \"am\" (active messages for every type) or \"native\" (native "
-        "atomics wherever the provider has them, for comparison). Must be the same on all "
-        "processes",
+        "atomics wherever the provider has them, for comparison; lock words stay messages where "
+        "the provider's atomics are software). Must be the same on all processes",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &c->accumulate_path);
 
