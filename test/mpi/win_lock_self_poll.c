@@ -37,15 +37,15 @@ static void open_window(pollwin *w, enum flavor f)
 {
     w->owned = NULL;
     if (f == FLAVOR_ALLOCATE) {
-        CHECK_MPI(MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &w->counter,
-                                   &w->win));
+        CHECK_MPI(MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                   &w->counter, &w->win));
         w->disp = 0;
     } else {
         w->owned = calloc(1, sizeof(int64_t));
         w->counter = w->owned;
         if (f == FLAVOR_CREATE) {
-            CHECK_MPI(MPI_Win_create(w->counter, sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                     &w->win));
+            CHECK_MPI(MPI_Win_create(w->counter, sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+                                     MPI_COMM_WORLD, &w->win));
             w->disp = 0;
         } else {
             CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &w->win));
@@ -76,7 +76,8 @@ static long poll_own(pollwin *w, enum poll_mode mode, int64_t want)
         if (mode == POLL_LOCK_ALL)
             CHECK_MPI(MPI_Win_lock_all(0, w->win));
         else
-            CHECK_MPI(MPI_Win_lock(mode == POLL_EXCLUSIVE ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, 0, 0, w->win));
+            CHECK_MPI(
+                MPI_Win_lock(mode == POLL_EXCLUSIVE ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, 0, 0, w->win));
         CHECK_MPI(MPI_Get(&seen, 1, MPI_INT64_T, 0, w->disp, 1, MPI_INT64_T, w->win));
         if (mode == POLL_LOCK_ALL)
             CHECK_MPI(MPI_Win_unlock_all(w->win));
