@@ -46,6 +46,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "fi_check.h"
 
 #define DEFAULT_MIN_SIZE 1L
 #define DEFAULT_MAX_SIZE (1L << 22) /* 4 MiB, like OSU */
@@ -132,21 +133,6 @@ struct bench {
 
     long size, wsize, nslots;
 };
-
-/* ------------------------------------------------------------------------ */
-/* error handling: libfabric's here, MPI's and the rest in bench.c            */
-
-static _Noreturn void fi_fail(long rc, const char *call, int line)
-{
-    bench_die(BENCH_EXIT_FAILURE, "%.*s failed (fi_baseline.c:%d): %s (%ld)", (int)strcspn(call, "( "), call,
-              line, fi_strerror((int)-rc), rc);
-}
-
-#define FI_CK(call)                                 \
-    do {                                            \
-        long rc_ = (long)(call);                    \
-        if (rc_ < 0) fi_fail(rc_, #call, __LINE__); \
-    } while (0)
 
 /* ------------------------------------------------------------------------ */
 /* options                                                                  */
@@ -285,7 +271,7 @@ static void connect_peer(struct bench *b)
                         b->peer_rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     n = fi_av_insert(b->av, peer_name, 1, &b->peer, 0, NULL);
     if (n != 1) {
-        fi_fail(n < 0 ? n : -FI_EINVAL, "fi_av_insert", __LINE__);
+        fi_check_fail(n < 0 ? n : -FI_EINVAL, "fi_av_insert", __FILE__, __LINE__);
     }
 }
 
@@ -409,7 +395,7 @@ static void progress(struct bench *b)
         bench_die(BENCH_EXIT_FAILURE, "operation failed: %s (%d), provider: %s", fi_strerror(err.err),
                   err.err, fi_cq_strerror(b->cq, err.prov_errno, err.err_data, NULL, 0));
     } else if (n != -FI_EAGAIN) {
-        fi_fail(n, "fi_cq_read", __LINE__);
+        fi_check_fail(n, "fi_cq_read", __FILE__, __LINE__);
     }
 }
 
@@ -420,12 +406,12 @@ static void wait_all(struct bench *b)
 
 /* A post that returns -FI_EAGAIN is retried after reading the CQ, which is
  * what lets the provider drain its queues. */
-#define POST(b, call)                                     \
-    do {                                                  \
-        ssize_t rc_;                                      \
-        while ((rc_ = (call)) == -FI_EAGAIN) progress(b); \
-        if (rc_ < 0) fi_fail(rc_, #call, __LINE__);       \
-        (b)->outstanding++;                               \
+#define POST(b, call)                                               \
+    do {                                                            \
+        ssize_t rc_;                                                \
+        while ((rc_ = (call)) == -FI_EAGAIN) progress(b);           \
+        if (rc_ < 0) fi_check_fail(rc_, #call, __FILE__, __LINE__); \
+        (b)->outstanding++;                                         \
     } while (0)
 
 /* Operation k of a window: put/get use slot k mod nslots on both sides;

@@ -19,10 +19,10 @@ static inline _Noreturn void fi_check_fail(long rc, const char *call, const char
 }
 
 /* For calls returning 0 or a negative libfabric error. */
-#define FI_CK(call)                                                     \
-    do {                                                                \
-        long rc_ = (long)(call);                                        \
-        if (rc_ < 0) fi_check_fail(rc_, #call, __FILE__, __LINE__);     \
+#define FI_CK(call)                                                 \
+    do {                                                            \
+        long rc_ = (long)(call);                                    \
+        if (rc_ < 0) fi_check_fail(rc_, #call, __FILE__, __LINE__); \
     } while (0)
 
 #endif

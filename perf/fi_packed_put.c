@@ -41,10 +41,11 @@
 #include <string.h>
 
 #include "bench.h"
+#include "fi_check.h"
 
-#define RECVS 64                 /* small messages a rank keeps posted */
-#define MSG_NOTICE (1ULL << 62)  /* pull: "chunk N is packed" */
-#define MSG_DONE (1ULL << 61)    /* the origin's contiguous put is over */
+#define RECVS 64                /* small messages a rank keeps posted */
+#define MSG_NOTICE (1ULL << 62) /* pull: "chunk N is packed" */
+#define MSG_DONE (1ULL << 61)   /* the origin's contiguous put is over */
 #define MSG_NUMBER ((1ULL << 32) - 1)
 
 enum way { WAY_PULL, WAY_PUSH, WAY_COUNT_ };
@@ -86,18 +87,6 @@ struct bench {
 /* Context markers: the address says what completed. */
 static char ctx_rma, ctx_recv[RECVS], ctx_slot[RECVS];
 
-static _Noreturn void fi_fail(long rc, const char *call, int line)
-{
-    bench_die(BENCH_EXIT_FAILURE, "%.*s failed (fi_packed_put.c:%d): %s (%ld)", (int)strcspn(call, "( "), call,
-              line, fi_strerror((int)-rc), rc);
-}
-
-#define FI_CK(call)                                 \
-    do {                                            \
-        long rc_ = (long)(call);                    \
-        if (rc_ < 0) fi_fail(rc_, #call, __LINE__); \
-    } while (0)
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -136,8 +125,12 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->min_seg = segs[0], o->max_seg = segs[1];
     rc = bench_require((o->min_seg & (o->min_seg - 1)) == 0 && (o->max_seg & (o->max_seg - 1)) == 0, usage,
                        "segment sizes must be powers of two");
-    if (!rc) rc = bench_require(o->total % o->max_seg == 0, usage, "TOTAL must be a multiple of every segment size");
-    if (!rc) rc = bench_require(o->chunk % o->max_seg == 0, usage, "CHUNK must be a multiple of every segment size");
+    if (!rc)
+        rc = bench_require(o->total % o->max_seg == 0, usage,
+                           "TOTAL must be a multiple of every segment size");
+    if (!rc)
+        rc = bench_require(o->chunk % o->max_seg == 0, usage,
+                           "CHUNK must be a multiple of every segment size");
     return rc;
 }
 
@@ -190,7 +183,10 @@ static void wait_writes(struct bench *b, long want)
     while (b->writes < want) poll_cq(b);
 }
 
-static unsigned char pattern(long i, long seg) { return (unsigned char)(i * 7 + seg + 1); }
+static unsigned char pattern(long i, long seg)
+{
+    return (unsigned char)(i * 7 + seg + 1);
+}
 
 /* The origin's packed put of segments of seg bytes. Returns when every chunk is
  * answered. A slot is packed again once the target answered the chunk it held and,
@@ -211,8 +207,8 @@ static void origin_packed(struct bench *b, long seg)
         const uint64_t room = (uint64_t)(c % o->slots) * (uint64_t)o->chunk;
         if (o->way == WAY_PUSH) {
             ssize_t rc;
-            while ((rc = fi_writedata(b->ep, slot, (size_t)bytes, NULL, (uint64_t)c, b->peer, b->peer_slots + room,
-                                      b->peer_slots_key, &ctx_slot[s])) == -FI_EAGAIN)
+            while ((rc = fi_writedata(b->ep, slot, (size_t)bytes, NULL, (uint64_t)c, b->peer,
+                                      b->peer_slots + room, b->peer_slots_key, &ctx_slot[s])) == -FI_EAGAIN)
                 poll_cq(b);
             FI_CK(rc);
         } else {
@@ -286,7 +282,7 @@ static void setup(struct bench *b)
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->mode = 0;
     if (b->opt.prov) hints->fabric_attr->prov_name = strdup(b->opt.prov);
-    FI_CK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &b->info));
+    FI_CK(fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &b->info));
     fi_freeinfo(hints);
     if (b->opt.way == WAY_PUSH && b->info->domain_attr->cq_data_size < 4)
         bench_die(BENCH_EXIT_FAILURE, "%s carries no remote CQ data: -t push needs it",
@@ -308,7 +304,8 @@ static void setup(struct bench *b)
     FI_CK(fi_getname(&b->ep->fid, name, &len));
     MPI_CK(MPI_Sendrecv(name, (int)len, MPI_BYTE, 1 - b->rank, 0, peer_name, (int)sizeof peer_name, MPI_BYTE,
                         1 - b->rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    if (fi_av_insert(b->av, peer_name, 1, &b->peer, 0, NULL) != 1) bench_die(BENCH_EXIT_FAILURE, "fi_av_insert failed");
+    if (fi_av_insert(b->av, peer_name, 1, &b->peer, 0, NULL) != 1)
+        bench_die(BENCH_EXIT_FAILURE, "fi_av_insert failed");
 
     const struct options *o = &b->opt;
     const size_t mem_bytes = (size_t)(b->rank == 0 ? 2 * o->total : 4 * o->total);
@@ -316,16 +313,17 @@ static void setup(struct bench *b)
     b->mem = bench_alloc(4096, mem_bytes);
     b->slots = bench_alloc(4096, slot_bytes);
     /* Distinct requested keys: providers that take the user's key refuse a repeat. */
-    FI_CK(fi_mr_reg(b->domain, b->mem, mem_bytes, FI_REMOTE_WRITE, 0, 1 + (uint64_t)b->rank * 2, 0, &b->mem_mr,
-                    NULL));
-    FI_CK(fi_mr_reg(b->domain, b->slots, slot_bytes, FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 2 + (uint64_t)b->rank * 2,
-                    0, &b->slots_mr, NULL));
+    FI_CK(fi_mr_reg(b->domain, b->mem, mem_bytes, FI_REMOTE_WRITE, 0, 1 + (uint64_t)b->rank * 2, 0,
+                    &b->mem_mr, NULL));
+    FI_CK(fi_mr_reg(b->domain, b->slots, slot_bytes, FI_REMOTE_WRITE | FI_REMOTE_READ, 0,
+                    2 + (uint64_t)b->rank * 2, 0, &b->slots_mr, NULL));
     const uint64_t mine[4] = {b->virt_addr ? (uint64_t)(uintptr_t)b->mem : 0, fi_mr_key(b->mem_mr),
                               b->virt_addr ? (uint64_t)(uintptr_t)b->slots : 0, fi_mr_key(b->slots_mr)};
     uint64_t theirs[4];
     MPI_CK(MPI_Sendrecv(mine, 4, MPI_UINT64_T, 1 - b->rank, 1, theirs, 4, MPI_UINT64_T, 1 - b->rank, 1,
                         MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    b->peer_mem = theirs[0], b->peer_mem_key = theirs[1], b->peer_slots = theirs[2], b->peer_slots_key = theirs[3];
+    b->peer_mem = theirs[0], b->peer_mem_key = theirs[1], b->peer_slots = theirs[2],
+    b->peer_slots_key = theirs[3];
     for (int i = 0; i < RECVS; i++) post_recv(b, i);
 }
 
@@ -355,8 +353,10 @@ static long run_size(struct bench *b, long seg, double *packed, double *contig)
     for (long it = 0; it < o->warmup + o->iters; it++) {
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         const double t0 = MPI_Wtime();
-        if (b->rank == 0) origin_packed(b, seg);
-        else target_packed(b, seg);
+        if (b->rank == 0)
+            origin_packed(b, seg);
+        else
+            target_packed(b, seg);
         const double t1 = MPI_Wtime();
         if (b->rank == 1 && o->check && it == 0) bad = check_segments(b, seg);
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
@@ -380,7 +380,8 @@ static long run_size(struct bench *b, long seg, double *packed, double *contig)
         }
         const double t3 = MPI_Wtime();
         /* The target serves the contiguous put until the origin says it is over. */
-        if (b->rank == 0) send_msg(b, MSG_DONE);
+        if (b->rank == 0)
+            send_msg(b, MSG_DONE);
         else {
             const long msgs = b->msgs;
             while (b->msgs == msgs) poll_cq(b);
@@ -395,16 +396,18 @@ int main(int argc, char **argv)
     struct bench b;
     memset(&b, 0, sizeof b);
     const int nprocs = bench_start(&argc, &argv, "fi_packed_put", &b.rank);
-    const int go = bench_proceed(parse_options(argc, argv, &b.opt), nprocs, 2, "rank 0 origin, rank 1 target");
+    const int go =
+        bench_proceed(parse_options(argc, argv, &b.opt), nprocs, 2, "rank 0 origin, rank 1 target");
     if (go != BENCH_PROCEED) return go;
     setup(&b);
     const struct options *o = &b.opt;
     if (b.rank == 0) {
-        printf("# fi_packed_put: %ld bytes in S-byte segments (origin stride 2S, target 3S), packed into\n"
-               "# %ld-byte chunks, %ld in flight, moved by %s over %s, against one fi_write of the same\n"
-               "# bytes; medians of %ld puts each\n",
-               o->total, o->chunk, o->slots, o->way == WAY_PUSH ? "fi_writedata" : "fi_read",
-               b.info->fabric_attr->prov_name, o->iters);
+        printf(
+            "# fi_packed_put: %ld bytes in S-byte segments (origin stride 2S, target 3S), packed into\n"
+            "# %ld-byte chunks, %ld in flight, moved by %s over %s, against one fi_write of the same\n"
+            "# bytes; medians of %ld puts each\n",
+            o->total, o->chunk, o->slots, o->way == WAY_PUSH ? "fi_writedata" : "fi_read",
+            b.info->fabric_attr->prov_name, o->iters);
         printf("%-12s %10s %14s %14s %8s\n", "# Segment", "Segments", "Packed MB/s", "Contig MB/s", "Ratio");
     }
     double *packed = bench_alloc(64, sizeof(double) * (size_t)o->iters);
@@ -416,8 +419,8 @@ int main(int argc, char **argv)
         rc = bench_check_size(bad, seg, "segments");
         if (b.rank == 0 && !rc) {
             const double p = bench_median(packed, o->iters), c = bench_median(contig, o->iters);
-            printf("%-12ld %10ld %14.2f %14.2f %8.2f\n", seg, o->total / seg, o->total / p / 1e6, o->total / c / 1e6,
-                   p / c);
+            printf("%-12ld %10ld %14.2f %14.2f %8.2f\n", seg, o->total / seg, o->total / p / 1e6,
+                   o->total / c / 1e6, p / c);
             fflush(stdout);
         }
     }
