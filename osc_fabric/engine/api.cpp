@@ -63,7 +63,9 @@ int with_window(const char *fn, oscf_win *win, F &&f) noexcept {
 // The releases (unlock, unlock_all) tick after their work, the rest before: a process
 // polling itself through back-to-back epochs then serves the others' lock attempts and
 // gives the CPU away while its lock is free. Ticking before a release, every such tick
-// fell while it held the lock (the tick period is even), and the others never got it.
+// fell while it held the lock (in the engine a lock/unlock loop alternates two sync
+// calls and the period is even; on the fast road only unlocks enter the engine), and
+// the others never got it.
 enum class Tick { before, after };
 template <Tick when = Tick::before, class F>
 int with_sync_call(const char *fn, oscf_win *win, F &&f) noexcept {

@@ -105,13 +105,14 @@ bool take_word(uint64_t *word, const Claim &c) {
 }
 }  // namespace
 
-// Lock words follow the path of 64-bit accumulates, so a provider whose atomics we do not
-// trust (fabric.cpp) never touches them. Nor does one whose software applies its atomics
-// in the target's progress (tcp;ofi_rxm, sockets): there our messages cost the same, and
-// the target applies them under its engine lock, as it changes its own words. Only then
-// can a process that polls its own window through back-to-back epochs let the others in:
-// with the provider's atomics, its own attempts went through the fabric and its progress
-// applied the others' while it held the lock, and a waiter could starve (acquire()).
+// Lock words take the provider's atomics where 64-bit accumulates do, so a provider whose
+// atomics we do not trust (fabric.cpp) never touches them; but not where its software
+// applies them in the target's progress (tcp;ofi_rxm, sockets, with accumulate_path=
+// native): there our messages cost the same, and the target applies them under its
+// engine lock, as it changes its own words, which acquire() serves first. With the
+// provider's atomics a process polling its own window through back-to-back epochs sent
+// its own attempts through the fabric too, its progress applied the others' while it
+// held the lock, and a waiter starved (win_lock_self_poll, native runs).
 bool oscf_win::lock_words_native() const {
     return eng_.caps.native(OSCF_TYPE_UINT64) && !fab().limits().atomics_in_software;
 }
@@ -200,12 +201,13 @@ int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
     auto backoff = std::chrono::microseconds(1);
     clock::time_point start;  // read at the first conflict: a free word costs no clock read
     for (bool waited = false;; waited = true) {
-        // Others' attempts on our own words wait for our progress: it runs first, so an
-        // attempt that arrived before ours is served before ours. Without it a process
-        // polling itself through back-to-back epochs ran progress only while it held the
-        // lock, and every other attempt failed for ever.
+        // Others' attempts on our own words may wait for our progress: it runs first, so
+        // an attempt that arrived before ours is served before ours. Without it a process
+        // polling itself through back-to-back epochs ran progress mostly while it held
+        // the lock, and the others' attempts failed for ever. Still no queue: an attempt
+        // served while we hold the word fails and backs off.
         if (is_self(p) && own_words_by_progress_) {
-            const int prc = progress().run_locked();
+            const int prc = progress().serve_locked();
             if (prc < 0) return prc;
         }
         bool taken = false;

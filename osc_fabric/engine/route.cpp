@@ -13,7 +13,9 @@
 //     Otherwise every update of T at this target, from on-node origins' CPUs and from
 //     this engine serving active messages of off-node ones, goes through node_atomics.h;
 //   - lock and synchronization words: direct unless 64-bit integers are native, by the
-//     same rule (lock words are 64-bit fetch-and-add and compare-and-swap).
+//     same rule (lock words are 64-bit fetch-and-add and compare-and-swap). Off the node
+//     they take the provider's atomics only where those are the NIC's (lock.cpp,
+//     lock_words_native).
 // Direct operations are complete when they return, so flush has nothing to wait for on
 // them, and no target progress is ever needed.
 #include <atomic>

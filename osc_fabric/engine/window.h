@@ -542,13 +542,15 @@ private:
     uint64_t node_segment_ = 0;       // WinBlob::node_segment: 0 without a node segment
     bool has_direct_memory_ = false;  // some peer's node link maps its window memory
     // Some peer takes our lock words through the fabric (off this node, or not reached
-    // directly): its attempts are applied only in our progress rounds (lock.cpp, acquire).
+    // directly): where the provider has no hardware atomics its attempts are applied
+    // only in our progress rounds (lock.cpp, acquire).
     bool own_words_by_progress_ = false;
     bool connected_ = false;  // connect() succeeded
     oscf_direct_view view_{};
     std::vector<oscf_direct_peer> view_peers_;
     // fast_lock: each peer's lock word where a CPU atomic takes it (direct_words), or null;
-    // rank 0's gate the same way.
+    // rank 0's gate the same way. Our own is null where others take it through the fabric
+    // (own_words_by_progress_): acquire() serves them first.
     std::vector<uint64_t *> view_lock_words_;
     uint64_t *view_gate_word_ = nullptr;
     std::vector<int> view_direct_ranks_;       // the peers whose memory we map: fast_lock_all opens them
