@@ -188,23 +188,34 @@ static unsigned char pattern(long i, long seg)
     return (unsigned char)(i * 7 + seg + 1);
 }
 
+/* A put's chunks, and the bytes of chunk c (the last may be short). */
+static long chunk_count(const struct options *o)
+{
+    return (o->total + o->chunk - 1) / o->chunk;
+}
+static long chunk_bytes(const struct options *o, long c)
+{
+    const long from = c * o->chunk;
+    return o->total - from < o->chunk ? o->total - from : o->chunk;
+}
+
 /* The origin's packed put of segments of seg bytes. Returns when every chunk is
  * answered. A slot is packed again once the target answered the chunk it held and,
  * pushing, our write of it completed. */
 static void origin_packed(struct bench *b, long seg)
 {
     const struct options *o = &b->opt;
-    const long nchunks = (o->total + o->chunk - 1) / o->chunk;
+    const long nchunks = chunk_count(o);
     const long answers0 = b->msgs;
     for (long c = 0; c < nchunks; c++) {
         const long s = c % o->slots;
         while (c - (b->msgs - answers0) >= o->slots) poll_cq(b);
         if (o->way == WAY_PUSH && c >= o->slots)
             while (b->slot_done[s] < (c - s) / o->slots) poll_cq(b);
-        const long from = c * o->chunk, bytes = o->total - from < o->chunk ? o->total - from : o->chunk;
-        unsigned char *slot = b->slots + (c % o->slots) * o->chunk;
+        const long from = c * o->chunk, bytes = chunk_bytes(o, c);
+        const uint64_t room = (uint64_t)s * (uint64_t)o->chunk; /* the slot's offset, ours and the target's */
+        unsigned char *slot = b->slots + room;
         for (long at = 0; at < bytes; at += seg) memcpy(slot + at, b->mem + 2 * (from + at), (size_t)seg);
-        const uint64_t room = (uint64_t)(c % o->slots) * (uint64_t)o->chunk;
         if (o->way == WAY_PUSH) {
             ssize_t rc;
             while ((rc = fi_writedata(b->ep, slot, (size_t)bytes, NULL, (uint64_t)c, b->peer,
@@ -217,25 +228,25 @@ static void origin_packed(struct bench *b, long seg)
         poll_cq(b); /* pull: the target's read needs our progress */
     }
     while (b->msgs - answers0 < nchunks) poll_cq(b);
-    if (o->way == WAY_PUSH) /* every write completed: the slots start even next time */
+    if (o->way == WAY_PUSH) { /* every write completed: the slots start even next time */
         for (long s = 0; s < o->slots && s < nchunks; s++)
             while (b->slot_done[s] < (nchunks - 1 - s) / o->slots + 1) poll_cq(b);
-    if (o->way == WAY_PUSH)
         for (long s = 0; s < o->slots; s++) b->slot_done[s] = 0;
+    }
 }
 
 /* The target's side of one packed put. */
 static void target_packed(struct bench *b, long seg)
 {
     const struct options *o = &b->opt;
-    const long nchunks = (o->total + o->chunk - 1) / o->chunk;
+    const long nchunks = chunk_count(o);
     const long landed0 = b->landed;
     long read = 0, done = 0;
     for (long s = 0; s < o->slots; s++) b->slot_done[s] = 0;
     while (done < nchunks) {
         if (o->way == WAY_PULL && read < b->landed - landed0) {
             const long c = (long)b->landed_number[(landed0 + read) % RECVS];
-            const long bytes = o->total - c * o->chunk < o->chunk ? o->total - c * o->chunk : o->chunk;
+            const long bytes = chunk_bytes(o, c);
             const uint64_t room = (uint64_t)(c % o->slots) * (uint64_t)o->chunk;
             ssize_t rc;
             while ((rc = fi_read(b->ep, b->slots + room, (size_t)bytes, NULL, b->peer, b->peer_slots + room,
@@ -251,7 +262,7 @@ static void target_packed(struct bench *b, long seg)
             poll_cq(b);
             continue;
         }
-        const long from = c * o->chunk, bytes = o->total - from < o->chunk ? o->total - from : o->chunk;
+        const long from = c * o->chunk, bytes = chunk_bytes(o, c);
         const unsigned char *slot = b->slots + (c % o->slots) * o->chunk;
         for (long at = 0; at < bytes; at += seg) memcpy(b->mem + 3 * (from + at), slot + at, (size_t)seg);
         send_msg(b, (uint64_t)c);
