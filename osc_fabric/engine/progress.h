@@ -185,6 +185,7 @@ public:
         }
     }
     static constexpr unsigned kCallsPerRound = 16;
+    static constexpr unsigned kIdleRoundsPerYield = 16;
 
     // run_locked() for a call's own reason (lock.cpp, acquire on our own words): it does
     // not count as the tick's round, so a loop of such calls still ticks, and on an
@@ -195,7 +196,6 @@ public:
         calls_since_round_ = calls;
         return rc;
     }
-    static constexpr unsigned kIdleRoundsPerYield = 16;
 
     // Drives progress until done() is true. Lock held on entry and exit; let go between
     // empty rounds so other threads get in. Waits spin before they yield (Backoff): a

@@ -169,9 +169,8 @@ int oscf_win::connect(const WinBlob *blobs) {
                         b.node_state_offset, state_bytes(static_cast<size_t>(size_))))
             return usage_error(OSCF_ERR_ARG, "rank %d's window lies outside the node segment", r);
         has_direct_memory_ = has_direct_memory_ || direct_memory(p);
+        own_words_by_progress_ = own_words_by_progress_ || (r != rank_ && !direct_words(p));
     }
-    for (int r = 0; r < size_; ++r)
-        if (r != rank_ && !direct_words(peer(r))) own_words_by_progress_ = true;
     releases_.parent = &all_ops_;
     init_direct_view();
     eng_.am->add_window(id_, this);
