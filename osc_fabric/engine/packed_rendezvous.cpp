@@ -112,13 +112,17 @@ private:
     size_t in_order_ = 0;         // chunks answered, every one before them too
 };
 
-// The window's kept copy when it is large enough, else a new one, registered.
+// The window's kept copy when it is large enough, else a new one, registered. A new one
+// has room to spare: an operation's runs vary in size from call to call (a program that
+// draws a new datatype each time), and a copy sized to each new largest would be replaced,
+// and its fresh pages faulted in, again and again. Pages never written cost nothing.
 int oscf_win::take_staging(size_t bytes, Staging *out) {
     if (staging_.cap >= bytes) {
         *out = std::move(staging_);
         staging_ = Staging{};
         return OSCF_OK;
     }
+    bytes = std::max(bytes, std::min(2 * bytes, kStagingKeepMax));
     out->mem.reset(new uint8_t[bytes]);
     out->cap = bytes;
     return fab().register_memory(out->mem.get(), bytes, out->mr, &out->key);
