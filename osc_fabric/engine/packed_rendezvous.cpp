@@ -18,14 +18,16 @@
 // bytes of runs as of data, and messages of runs would cost a round trip each.
 // A layout that is one block at the target (a scattered origin) needs no rendezvous: the
 // origin moves the block by RMA of its copy itself (packed_rma).
-// Chunks pipeline: the target reads one while the origin packs the next. While a chunk
-// is being served, later requests of the same origin wait (kAmLater, am.h), so program
-// order at the target (an unlock behind the put) is kept. A put's chunk that says the
+// Chunks pipeline: the target reads one while the origin packs the next, serving that
+// read between slices of its packing (pack_serving). While a chunk is being served,
+// later requests of the same origin wait (kAmLater, am.h), so program order at the
+// target (an unlock behind the put) is kept. A put's chunk that says the
 // next request is the same put's next chunk (kAmChunkFollows) lets it in at once: the
 // target reads up to kChunksAheadMax chunks back to back, and answers the chunk behind
 // them only when they are all in place. Over tcp the transfers then follow each other
 // instead of waiting a round trip and a copy each.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -47,6 +49,32 @@ constexpr size_t kStagingKeepMax = size_t{4} << 20;
 constexpr size_t kChunkBuffersKept = 4;
 // Put chunks a target reads ahead per origin (kAmChunkFollows): each holds a chunk buffer.
 constexpr size_t kChunksAheadMax = 3;
+// While a chunk is packed, a progress round serves the reads of those before it once
+// this much time has passed since the last, checked after each slice of this many bytes
+// (pack_serving).
+constexpr auto kServeEvery = std::chrono::microseconds(20);
+constexpr size_t kPackSlice = 64 * 1024;
+
+// Packs len bytes at dst. With chunks out before this one (serve), their reads are served
+// meanwhile: over tcp;ofi_rxm the provider sends what a target reads only inside our
+// progress, and a chunk of tiny pieces keeps the convertor busy long enough that the
+// target would otherwise read the chunk before only after this one is packed, and place
+// it while we wait (perf/README.md, "Measurements behind design choices"). A round costs
+// a CQ read, so a chunk that packs fast gets few.
+int pack_serving(const oscf_packer &pk, uint8_t *dst, size_t len, Progress *serve) {
+    using clock = std::chrono::steady_clock;
+    auto last = clock::now();
+    for (size_t done = 0; done < len;) {
+        const size_t part = serve ? std::min(kPackSlice, len - done) : len - done;
+        if (pk.pack(pk.arg, dst + done, part) != OSCF_OK) return OSCF_ERR_INTERNAL;
+        done += part;
+        if (serve && done < len && clock::now() - last >= kServeEvery) {
+            serve->run_locked();
+            last = clock::now();
+        }
+    }
+    return OSCF_OK;
+}
 
 }  // namespace
 
@@ -323,10 +351,8 @@ int oscf_win::rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t 
             break;
         }
         if (!get) std::memcpy(op->at(pos), sub.data(), desc);
-        if (packs && packs->pack(packs->arg, op->at(pos + desc), data) != OSCF_OK) {
-            rc = OSCF_ERR_INTERNAL;
+        if (packs && (rc = pack_serving(*packs, op->at(pos + desc), data, pos > 0 ? &progress() : nullptr)))
             break;
-        }
         // The target reads the first (the runs and bytes; a get's writes its bytes there)
         // and writes a get_accumulate's old values into the second.
         const AmPull pulls[2] = {op->chunk(fab(), pos, get ? data : sent),
