@@ -256,7 +256,8 @@ int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, ui
     *old_len = 0;
     if (h.opcode == kAmBatch) return serve_batch(h, payload, len);
     if (h.opcode == kAmFlush) return len == 0 ? OSCF_OK : OSCF_ERR_ARG;  // arrival is the point
-    if (h.opcode == kAmLockShared) return len == 0 ? grant_shared() : OSCF_ERR_ARG;
+    if (h.opcode == kAmLockShared || h.opcode == kAmLockExclusive)
+        return len == 0 ? grant_lock(h.opcode == kAmLockExclusive) : OSCF_ERR_ARG;
     if (h.opcode == kAmGather) return serve_gather(h, payload, len, old_out, old_len);
     if (h.opcode == kAmScatter) return serve_scatter(h, payload, len, old_out, old_len);
     if (h.opcode == kAmGatherRuns) return serve_gather_runs(h, payload, len, old_out, old_len);

@@ -54,7 +54,7 @@ int oscf_win::send_batch(Peer &p, uint64_t completes) {
     Completion *done = &p.streamed_acc;
     uint8_t flags = 0;
     if (p.lock.take_unsent_request()) {
-        flags = kAmTakeShared;
+        flags = p.lock.request_exclusive() ? kAmTakeExclusive : kAmTakeShared;
         done = &p.batch_and_grant;
     }
     // Set only at unlock, when this is the epoch's last batch to p (lock.cpp).
@@ -86,9 +86,9 @@ int oscf_win::send_batches() {
 }
 
 int oscf_win::serve_batch(const AmHeader &h, const uint8_t *payload, size_t len) {
-    // The origin's shared lock request travels here: held (with the batch) until granted.
-    if (h.flags & kAmTakeShared) {
-        int rc = grant_shared();
+    // The origin's lock request travels here: held (with the batch) until granted.
+    if (h.flags & (kAmTakeShared | kAmTakeExclusive)) {
+        int rc = grant_lock((h.flags & kAmTakeExclusive) != 0);
         if (rc != OSCF_OK) return rc;
     }
     const int status = apply_batch(h, payload, len);

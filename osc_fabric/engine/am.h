@@ -22,7 +22,7 @@ struct oscf_win;
 namespace oscf {
 
 // Not an error: what a window's serve_am returns for a request it cannot apply yet (a
-// shared lock request while an exclusive holder has the lock). The message layer then
+// lock request while the lock is taken against it). The message layer then
 // holds it, and everything after it from the same origin, until redispatch().
 constexpr int kAmDeferred = 1;
 // Not an error either: the window serves this request over time (it reads or writes the

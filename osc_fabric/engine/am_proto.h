@@ -22,6 +22,8 @@
 //              or riding on the last batch (kAmBatchCompletes).
 //   version 13: a kAmScatter or kAmScatterPull may ask for its pieces' old values
 //              (kAmFetch): get_accumulate in the layout form, and by rendezvous.
+//   version 14: exclusive lock requests the target queues as it does shared ones
+//              (kAmLockExclusive, or kAmTakeExclusive on the batch that carries one).
 #pragma once
 
 #include <cstddef>
@@ -30,7 +32,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 13;
+constexpr uint8_t kAmVersion = 14;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,   // payload: count origin elements (none for a fetching NO_OP)
@@ -48,22 +50,24 @@ enum AmOpcode : uint8_t {
                          // back to back, in record order (packed.cpp)
     // The layout opcodes: count AmRuns in offset bytes of their wire form (run_codec.h),
     // padded to kRunsAlign.
-    kAmScatter = 7,      // payload: the runs, then the bytes of their pieces back to back,
-                         // which the target copies to them or applies (packed_layout.cpp);
-                         // with kAmFetch the reply carries the pieces' old values back to
-                         // back, and a NO_OP has no bytes
-    kAmGatherRuns = 8,   // payload: the runs; the reply carries their pieces' bytes back
-                         // to back
-    kAmScatterPull = 9,  // payload: AmPull of a chunk of the runs and their bytes; the
-                         // target reads it, copies the bytes to the pieces, replies. With
-                         // kAmFetch a second AmPull names the room for the old values,
-                         // which the target writes there before it replies
-    kAmGatherPush = 10,  // payload: AmPull of the room for a chunk's bytes, then its
-                         // runs; the target writes the bytes there, then replies
-                         // (packed_rendezvous.cpp)
-    kAmComplete = 11,    // no payload; offset is the sender's MPI_Win_complete count for
-                         // the target's complete word, set once every earlier message
-                         // from it is served (pscw.cpp)
+    kAmScatter = 7,         // payload: the runs, then the bytes of their pieces back to back,
+                            // which the target copies to them or applies (packed_layout.cpp);
+                            // with kAmFetch the reply carries the pieces' old values back to
+                            // back, and a NO_OP has no bytes
+    kAmGatherRuns = 8,      // payload: the runs; the reply carries their pieces' bytes back
+                            // to back
+    kAmScatterPull = 9,     // payload: AmPull of a chunk of the runs and their bytes; the
+                            // target reads it, copies the bytes to the pieces, replies. With
+                            // kAmFetch a second AmPull names the room for the old values,
+                            // which the target writes there before it replies
+    kAmGatherPush = 10,     // payload: AmPull of the room for a chunk's bytes, then its
+                            // runs; the target writes the bytes there, then replies
+                            // (packed_rendezvous.cpp)
+    kAmComplete = 11,       // no payload; offset is the sender's MPI_Win_complete count for
+                            // the target's complete word, set once every earlier message
+                            // from it is served (pscw.cpp)
+    kAmLockExclusive = 12,  // kAmLockShared for an exclusive hold: granted when nobody
+                            // holds the word
     kAmOpcodeMax
 };
 
@@ -86,7 +90,8 @@ enum AmFlags : uint8_t {
     // kAmBatch: after the records, set the sender's MPI_Win_complete word to offset, as
     // kAmComplete does (pscw.cpp).
     kAmBatchCompletes = 64,
-    kAmImplicitGate = 128,  // with kAmImplicitEpoch, at rank 0: take the gate (lock.cpp) too
+    kAmImplicitGate = 128,   // with kAmImplicitEpoch, at rank 0: take the gate (lock.cpp) too
+    kAmTakeExclusive = 128,  // kAmBatch: kAmTakeShared for an exclusive hold
 };
 constexpr uint8_t kAmReleases = kAmReleaseShared | kAmReleaseExclusive;
 

@@ -19,23 +19,24 @@
 // back-to-back lock + unlock a round trip slower: perf/README.md). Window free
 // then sends one kAmFlush to each target whose release went unanswered.
 //
-// On that same path a shared lock is a request the target queues (kAmLockShared): the
-// target grants it (+1) when no exclusive holder has the word, and otherwise holds it,
-// and every later message from that origin to that window, until a release lets it
-// grant (am.cpp, redispatch). So the origin does not wait for the grant before issuing:
-// what it sends to that target lands after the grant anyway. Only what bypasses the
-// target's message handling, fabric RMA and native atomics, waits for it (await_grant).
-// Lock + small put + unlock is then one round trip: the flush's reply follows the grant.
-// And where the epoch still has a batch unsent at unlock, the release ends that batch
-// (kAmReleaseShared/Exclusive): one message each way for the whole epoch, where a
-// separate release costs both sides another system call on tcp;ofi_rxm.
-// Exclusive locks still take the word with compare-and-swap from the origin.
+// On that same path a lock is a request the target queues (kAmLockShared,
+// kAmLockExclusive): the target grants a shared one (+1) when no exclusive holder has
+// the word and an exclusive one when nobody holds it, and otherwise holds it, and every
+// later message from that origin to that window, until a release lets it grant (am.cpp,
+// redispatch). So the origin does not wait for the grant before issuing: what it sends
+// to that target lands after the grant anyway. Only what bypasses the target's message
+// handling, fabric RMA and native atomics, waits for it (await_grant), and unlock does,
+// as osc/pt2pt's does. Lock + small put + unlock is then one round trip: the flush's
+// reply follows the grant. And where the epoch still has a batch unsent at unlock, the
+// release ends that batch (kAmReleaseShared/Exclusive): one message each way for the
+// whole epoch, where a separate release costs both sides another system call on
+// tcp;ofi_rxm. An exclusive lock still enters the gate (below) first, and waits for it.
 //
 // Locks held together are taken in call order: a lock is not asked for before every
 // lock this process asked for earlier is granted, so programs that lock in one global
 // order (ascending rank, say) cannot deadlock. Only the latest lock can be ungranted
-// (ungranted_), so the one-message shared lock stays one message for the last lock of
-// a set, which is every lock of a single-target epoch. Our own lock word would be
+// (ungranted_), so the one-message lock stays one message for the last lock of a set,
+// which is every lock of a single-target epoch. Our own lock word would be
 // granted at once: without the rule, a lock on ourselves overtook an earlier request
 // still travelling to another target, and two processes each held what the other
 // waited for.
@@ -293,32 +294,33 @@ bool oscf_win::lock_requests_queue() const {
     return !lock_words_native() && fab().limits().send_after_send;
 }
 
-// The request leaves with the first batch to the target (kAmTakeShared), or alone
-// before any other message to it or any wait (send_batch): on tcp;ofi_rxm every
-// message costs a system call on both sides, and lock + put + unlock then sends one.
-int oscf_win::request_shared(Peer &p) {
+// The request leaves with the first batch to the target (kAmTakeShared or
+// kAmTakeExclusive), or alone before any other message to it or any wait (send_batch):
+// on tcp;ofi_rxm every message costs a system call on both sides, and lock + put +
+// unlock then sends one.
+int oscf_win::request_lock(Peer &p, bool exclusive) {
     ++stats.lock_attempts;
-    p.lock.defer_request();
+    p.lock.defer_request(exclusive);
     list_for_sending(p);
     return OSCF_OK;
 }
 
 int oscf_win::send_lock_request(Peer &p) {
     p.lock.take_unsent_request();
-    AmHeader h =
-        am_request(p, kAmLockShared, OSCF_TYPE_UINT64, OSCF_OP_NO_OP, kAmStateWord, 0, kLockWordOffset);
+    AmHeader h = am_request(p, p.lock.request_exclusive() ? kAmLockExclusive : kAmLockShared,
+                            OSCF_TYPE_UINT64, OSCF_OP_NO_OP, kAmStateWord, 0, kLockWordOffset);
     h.token = eng_.am->new_request(&p.lock.grant, nullptr, 0);
     return eng_.am->send(p.addr, h, nullptr, 0);  // a failed send fails the request
 }
 
 // Our own lock word is changed directly under the engine lock, so there is nothing to
-// queue behind: take it the blocking way.
-int oscf_win::take_shared(Guard &lk, Peer &p) {
+// queue behind: take it the blocking way, as words we reach with CPU atomics.
+int oscf_win::take_lock(Guard &lk, Peer &p, bool exclusive) {
     if (lock_requests_queue() && !is_self(p) && !direct_words(p)) {
         ungranted_ = rank_of(p);
-        return request_shared(p);
+        return request_lock(p, exclusive);
     }
-    return acquire(lk, p, Hold::shared);
+    return acquire(lk, p, exclusive ? Hold::exclusive : Hold::shared);
 }
 
 int oscf_win::await_grant(Guard &lk, Peer &p) {
@@ -355,8 +357,8 @@ void oscf_win::drop_hold(bool exclusive) {
     drop_own(exclusive ? Hold::exclusive : Hold::shared);
 }
 
-int oscf_win::grant_shared() {
-    return take_own(Hold::shared) ? OSCF_OK : kAmDeferred;
+int oscf_win::grant_lock(bool exclusive) {
+    return take_own(exclusive ? Hold::exclusive : Hold::shared) ? OSCF_OK : kAmDeferred;
 }
 
 // A one-shot epoch's request from an origin whose lock word updates travel as messages
@@ -406,14 +408,12 @@ int oscf_win::lock(Guard &lk, int target, bool exclusive, int assert_bits) {
         return usage_error(OSCF_ERR_RMA_CONFLICT, "rank %d is already locked by this process", target);
     bool nocheck = (assert_bits & OSCF_MODE_NOCHECK) != 0;
     if (!nocheck && (rc = await_earlier_lock(lk))) return rc;
-    if (!nocheck && exclusive) {
-        if ((rc = enter_exclusive_gate(lk))) return rc;
-        if ((rc = acquire(lk, p, Hold::exclusive))) {
-            int leave = leave_exclusive_gate();
-            return leave ? leave : rc;
-        }
-    } else if (!nocheck && (rc = take_shared(lk, p))) {
-        return rc;
+    // An exclusive lock enters the gate first, and waits for it: its request must not
+    // be granted while a lock_all epoch may still reach the target.
+    if (!nocheck && exclusive && (rc = enter_exclusive_gate(lk))) return rc;
+    if (!nocheck && (rc = take_lock(lk, p, exclusive))) {
+        int leave = exclusive ? leave_exclusive_gate() : OSCF_OK;
+        return leave ? leave : rc;
     }
     begin_lock(p, exclusive, !nocheck);
     return OSCF_OK;
@@ -528,7 +528,8 @@ int oscf_win::unlock(Guard &lk, int target) {
     // and a release rides on the last batch where lock words are messages.
     p.lock.cancel_unsent_request(!p.batch.empty());
     p.lock.fold_release(!p.batch.empty(), !lock_words_native());
-    // Operations must be complete at the target before others may take the lock.
+    // Operations must be complete at the target before others may take the lock. Our
+    // request's grant is one of them (Peer::lock).
     rc = wait_idle(lk, p.ops);
     int op_err = p.ops.take_error();
     const bool exclusive = p.lock.exclusive();

@@ -1,7 +1,7 @@
 // What this process holds of one target's lock, from MPI_Win_lock to MPI_Win_unlock,
 // and the two messages that may ride on an accumulate batch instead of going alone:
-// a shared lock request that waits unsent for the epoch's first batch, and the release
-// that ends its last one. lock.cpp runs the protocol (docs/PROTOCOLS.md); the rules of
+// a lock request that waits unsent for the epoch's first batch, and the release that
+// ends its last one. lock.cpp runs the protocol (docs/PROTOCOLS.md); the rules of
 // this one target's state are here.
 #pragma once
 
@@ -33,26 +33,30 @@ public:
         release_with_batch_ = false;
     }
 
-    // The grant of our shared request, counted as one of the target's operations.
+    // The grant of our request, counted as one of the target's operations.
     OpCounter grant;
 
-    // A shared request that leaves with the first message to the target.
-    void defer_request() {
+    // A request that leaves with the first message to the target.
+    void defer_request(bool exclusive) {
         grant.on_post();
         request_unsent_ = true;
+        request_exclusive_ = exclusive;
     }
     bool request_unsent() const { return request_unsent_; }
+    bool request_exclusive() const { return request_exclusive_; }
     // The request is leaving now (alone, or with a batch): true if one was waiting.
     bool take_unsent_request() {
         const bool was = request_unsent_;
         request_unsent_ = false;
         return was;
     }
-    // At unlock, before anything could send it: an epoch that sent nothing to the
+    // At unlock, before anything could send it: a shared epoch that sent nothing to the
     // target needs no lock, since nobody can tell it was not taken. False when the
-    // request must still go (it travels with records).
+    // request must still go: it travels with records, or it is exclusive. unlock waits
+    // for an exclusive grant, as osc/pt2pt's does, so a program that orders something
+    // else by the lock (a file, say) still finds its epochs one after another.
     bool cancel_unsent_request(bool records_waiting) {
-        if (!request_unsent_ || records_waiting) return false;
+        if (!request_unsent_ || records_waiting || request_exclusive_) return false;
         request_unsent_ = false;
         grant.on_complete(OSCF_OK);
         acquired_ = false;
@@ -85,6 +89,7 @@ private:
     Mode mode_ = Mode::none;
     bool acquired_ = false;
     bool request_unsent_ = false;
+    bool request_exclusive_ = false;
     bool release_with_batch_ = false;
     bool release_unanswered_ = false;
 };

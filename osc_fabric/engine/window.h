@@ -197,7 +197,7 @@ private:
         oscf::PeerLock lock;           // our lock on it (lock.cpp); lock.grant is a child of ops
         oscf::AccumulateBatch batch;   // emulated accumulates not yet sent; counted on streamed_acc once sent
         // Completes the batch and the grant with the one reply to a batch carrying our
-        // shared lock request.
+        // lock request.
         struct BatchAndGrant final : oscf::Completion {
             oscf::OpCounter *batch = nullptr, *grant = nullptr;
             void complete(int status, size_t len) override {
@@ -242,7 +242,7 @@ private:
     int await_earlier_lock(Guard &lk);
     int confirm_releases();  // before free: every silent release has been applied
     bool lock_requests_queue() const;
-    int request_shared(Peer &p);
+    int request_lock(Peer &p, bool exclusive);
     int send_lock_request(Peer &p);
     void drop_hold(bool exclusive);
     bool take_own(Hold hold);                          // on our own words, with CPU atomics
@@ -250,10 +250,10 @@ private:
     bool take_direct(uint64_t *word, bool exclusive);  // fast_lock's holds
     int release_direct(Peer &p, Hold hold, uint64_t *word);  // the fast road's releases
     void drop_own(Hold hold);
-    int take_shared(Guard &lk, Peer &p);
+    int take_lock(Guard &lk, Peer &p, bool exclusive);
     int await_grant(Guard &lk, Peer &p);
     void count_lock_wait(std::chrono::steady_clock::time_point since);  // MPI_T: lock_wait_ns
-    int grant_shared();                                                 // target side of kAmLockShared
+    int grant_lock(bool exclusive);  // target side of kAmLockShared and kAmLockExclusive
     // Target side of a one-shot epoch's request (kAmImplicitEpoch): our lock word taken
     // exclusively (and the gate, kAmImplicitGate) for the request's duration, or
     // kAmDeferred while someone holds them.

@@ -27,7 +27,7 @@ TEST_CASE("a lock is held from begin to end, and owes a release only when acquir
 
 TEST_CASE("a deferred shared request is counted until it is sent or cancelled", "[peer_lock]") {
     PeerLock l;
-    l.defer_request();
+    l.defer_request(false);
     l.begin(false, true);
     CHECK(l.request_unsent());
     CHECK_FALSE(l.grant.idle());
@@ -40,7 +40,7 @@ TEST_CASE("a deferred shared request is counted until it is sent or cancelled", 
 
 TEST_CASE("an epoch that sent nothing cancels its request and owes no release", "[peer_lock]") {
     PeerLock l;
-    l.defer_request();
+    l.defer_request(false);
     l.begin(false, true);
     CHECK(l.cancel_unsent_request(false));
     CHECK(l.grant.idle());
@@ -50,9 +50,23 @@ TEST_CASE("an epoch that sent nothing cancels its request and owes no release", 
     CHECK(l.held());  // still locked until MPI_Win_unlock ends it
 }
 
+TEST_CASE("an exclusive request is never cancelled, and says what it is", "[peer_lock]") {
+    PeerLock l;
+    l.defer_request(true);
+    l.begin(true, true);
+    CHECK(l.request_exclusive());
+    CHECK_FALSE(l.cancel_unsent_request(false));  // unlock sends it and waits for its grant
+    CHECK(l.request_unsent());
+    CHECK_FALSE(l.grant.idle());
+    CHECK(l.acquired());
+    CHECK(l.releases_alone());
+    CHECK(l.take_unsent_request());
+    CHECK(l.request_exclusive());  // still, for the message that carries it
+}
+
 TEST_CASE("a request with records waiting is not cancelled", "[peer_lock]") {
     PeerLock l;
-    l.defer_request();
+    l.defer_request(false);
     l.begin(false, true);
     CHECK_FALSE(l.cancel_unsent_request(true));
     CHECK(l.request_unsent());

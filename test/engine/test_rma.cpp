@@ -27,6 +27,7 @@ TEST_CASE("put under a lock is visible at the target after unlock, at every size
     std::vector<char> src(len);
     fill(src, static_cast<int>(len));
     REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);  // the lock's grant in: the target is idle
     REQUIRE(oscf_win_put(t.win[0], 1, src.data(), len, 32, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     CHECK(std::equal(src.begin(), src.end(), t.mem(1) + 32));
@@ -124,8 +125,9 @@ TEST_CASE("a lone small put is injected, a larger one is written from the origin
     size_t sizes[2] = {8192, 8192};
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
     char buf[8192] = {1};
-    // Exclusive: taken before lock returns, so the target is idle at the first put.
+    // The lock's grant in before the first put, so the target is idle then.
     REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
     REQUIRE(oscf_win_put(t.win[0], 1, buf, 8, 0, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_put(t.win[0], 1, buf, 8192, 0, 0, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);

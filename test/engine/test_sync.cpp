@@ -74,7 +74,10 @@ TEST_CASE("an exclusive lock keeps every other locker out until unlock", "[lock]
     size_t sizes[2] = {64, 64};
     TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
     const bool second_exclusive = GENERATE(true, false);
+    // MPI_Win_lock may return before the lock is held (it does on the active-message
+    // path, lock.cpp); a flush returns only once it is.
     REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
     std::atomic<bool> got{false};
     // Rank 1 locks its own window: it must wait for rank 0's exclusive lock.
     std::thread other([&] {
@@ -87,6 +90,32 @@ TEST_CASE("an exclusive lock keeps every other locker out until unlock", "[lock]
     REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
     other.join();
     CHECK(got.load());
+}
+
+TEST_CASE("an exclusive lock asked while a shared one is held waits, and its epoch with it", "[lock]") {
+    std::string prov = test_provider();
+    size_t sizes[2] = {64, 64};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    auto *target = reinterpret_cast<volatile int64_t *>(t.mem(1));
+    target[0] = 0;
+    REQUIRE(oscf_win_lock(t.win[1], 1, 0, 0) == OSCF_OK);  // rank 1 holds its own word, shared
+    // Where lock requests queue at the target this returns at once, and the put travels
+    // with the request; elsewhere the lock waits in the thread.
+    std::atomic<bool> unlocked{false};
+    std::thread origin([&] {
+        int64_t v = 7;
+        REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
+        REQUIRE(oscf_win_put(t.win[0], 1, &v, sizeof v, 0, 0, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+        unlocked = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_FALSE(unlocked.load());
+    CHECK(target[0] == 0);  // nothing of the epoch applied while the shared hold lasts
+    REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
+    origin.join();
+    CHECK(unlocked.load());
+    CHECK(target[0] == 7);
 }
 
 TEST_CASE("shared locks are held together; an exclusive one waits for both", "[lock]") {
