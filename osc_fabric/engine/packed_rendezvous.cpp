@@ -143,7 +143,8 @@ private:
 // The window's kept copy when it is large enough, else a new one, registered. A new one
 // has room to spare: an operation's runs vary in size from call to call (a program that
 // draws a new datatype each time), and a copy sized to each new largest would be replaced,
-// and its fresh pages faulted in, again and again. Pages never written cost nothing.
+// and its fresh pages faulted in, again and again. Pages never written cost nothing
+// where registration pins nothing (tcp, shm); elsewhere the spare is pinned once, kept.
 int oscf_win::take_staging(size_t bytes, Staging *out) {
     if (staging_.cap >= bytes) {
         *out = std::move(staging_);
