@@ -238,6 +238,22 @@ int oscf_win_put_packed(oscf_win *win, int target, const oscf_run *runs, size_t 
                         const oscf_packer *packer, const oscf_notify *notify);
 int oscf_win_get_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, int64_t target_disp,
                         const oscf_packer *packer, const oscf_notify *notify);
+/* A put's target layout handed over a batch of runs at a time, in order: a datatype of
+ * many thousand pieces is walked as the put is cut into chunks, so the first chunk
+ * leaves before the last runs exist, and the runs are cut while still in the cache.
+ * lo and hi: the first byte any piece touches and the byte after the last (the
+ * datatype's true extent); bytes: all the pieces' bytes. */
+typedef struct oscf_run_source {
+    /* Writes up to max of the next runs at out; returns how many, 0 at the end, or a
+     * negative OSCF error. */
+    long (*next)(void *arg, oscf_run *out, size_t max);
+    void *arg;
+    int64_t lo, hi;
+    size_t bytes;
+} oscf_run_source;
+/* oscf_win_put_packed with the runs from src, which is used before this returns. */
+int oscf_win_put_streamed(oscf_win *win, int target, const oscf_run_source *src, int64_t target_disp,
+                          const oscf_packer *packer, const oscf_notify *notify);
 /* Where a put (is_put) or get of the target's bytes [offset, offset + len) past
  * target_disp can be done by the caller with loads and stores: the target is on this
  * node with its window memory in our mapping (engine/route.cpp), and the checks a put

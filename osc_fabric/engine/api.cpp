@@ -273,6 +273,17 @@ int oscf_win_put_packed(oscf_win *win, int target, const oscf_run *runs, size_t 
     });
 }
 
+int oscf_win_put_streamed(oscf_win *win, int target, const oscf_run_source *src, int64_t disp,
+                          const oscf_packer *pk, const oscf_notify *notify) {
+    if (pk && (!src || !src->next)) {
+        if (pk->release) pk->release(pk->arg);
+        return OSCF_ERR_ARG;
+    }
+    return with_packer(__func__, win, nullptr, 0, pk, true, [&](oscf_win &w, Guard &lk) {
+        return w.put_streamed(lk, target, *src, disp, *pk, notify);
+    });
+}
+
 int oscf_win_get_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, int64_t disp,
                         const oscf_packer *pk, const oscf_notify *notify) {
     return with_packer(__func__, win, runs, n, pk, false, [&](oscf_win &w, Guard &lk) {

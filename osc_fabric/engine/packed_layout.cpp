@@ -215,6 +215,44 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     return finish(lk, scope, rc);
 }
 
+// A put whose target runs come from src a batch at a time (engine.h). A large put to a
+// peer reached by messages cuts them into its rendezvous as they come; anything else
+// takes them all first and goes transfer_packed's way, as does a dynamic window, whose
+// layout layout_delta may have to check run by run.
+int oscf_win::put_streamed(Guard &lk, int target, const oscf_run_source &src, int64_t disp,
+                           const oscf_packer &pk, const oscf_notify *notify) {
+    PackerRelease hold(pk);
+    int rc = check_target(target);
+    if (!rc && notify) rc = check_request_epoch(target, "put");
+    if (rc) return rc;
+    Peer &p = peer(target);
+    if (src.bytes < kRendezvousMin || target == rank_ || direct_memory(p) || flavor_ == OSCF_FLAVOR_DYNAMIC) {
+        constexpr size_t kBatch = 1024;
+        std::vector<oscf_run> runs;
+        for (long got = 1; got > 0;) {
+            const size_t have = runs.size();
+            runs.resize(have + kBatch);
+            got = src.next(src.arg, runs.data() + have, kBatch);
+            if (got < 0) return static_cast<int>(got);
+            runs.resize(have + std::min(static_cast<size_t>(got), kBatch));
+        }
+        return transfer_packed(lk, Dir::write, target, runs.data(), runs.size(), disp, hold.pass_on(),
+                               notify);
+    }
+    if (src.hi < src.lo || src.bytes > SIZE_MAX / 2)
+        return usage_error(OSCF_ERR_RMA_RANGE, "put: the target datatype's layout overflows");
+    OpScope scope(p.streamed_ops, notify);
+    rc = begin_access(lk, target, "put");
+    uint64_t delta = 0;
+    if (!rc) rc = layout_delta(lk, target, disp, nullptr, 0, src.lo, src.hi, "put", &delta);
+    if (!rc) {
+        stats.layout_bytes += src.bytes;
+        RunCursor cursor(src, delta);
+        rc = rendezvous_streamed(p, cursor, src.bytes, hold.pass_on(), scope);
+    }
+    return finish(lk, scope, rc);
+}
+
 // The layout form of an accumulate or get_accumulate, to a peer whose updates of `type`
 // its engine applies (active messages): the pieces' elements travel as a put's bytes do,
 // and the target applies each message whole under its lock, as it applies every emulated

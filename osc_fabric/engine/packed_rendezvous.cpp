@@ -49,6 +49,9 @@ constexpr size_t kStagingKeepMax = size_t{4} << 20;
 constexpr size_t kChunkBuffersKept = 4;
 // Put chunks a target reads ahead per origin (kAmChunkFollows): each holds a chunk buffer.
 constexpr size_t kChunksAheadMax = 3;
+// Slots a window keeps for the next streamed put (rendezvous_streamed): one more than the
+// chunks a target reads ahead.
+constexpr size_t kSlotsKept = kChunksAheadMax + 1;
 // While a chunk is packed, a progress round serves the reads of those before it once
 // this much time has passed since the last, checked after each slice of this many bytes
 // (pack_serving).
@@ -82,15 +85,26 @@ int pack_serving(const oscf_packer &pk, uint8_t *dst, size_t len, Progress *serv
 // once every chunk is answered (PackedParts does the rest). A get's chunks are unpacked
 // as soon as they and every chunk before them are answered, while the target still
 // writes the later ones: the origin would otherwise unpack them all after the last.
+// The copy is one block sized ahead (open), or where the runs' size is not known ahead
+// (rendezvous_streamed) a slot per chunk (open_slot): chunk k at k * kRendezvousChunkMax.
 class oscf_win::RendezvousOrigin final : public PackedParts {
 public:
     RendezvousOrigin(oscf_win &win, bool get, const oscf_packer &pk, Completion *next)
         : PackedParts(pk, next), am_(*win.eng_.am), window_id_(win.id_), get_(get) {}
-    int open(oscf_win &win, size_t bytes) { return win.take_staging(bytes, &staging_); }
-    uint8_t *at(size_t pos) { return staging_.mem.get() + pos; }
+    int open(oscf_win &win, size_t bytes) {
+        blocks_.emplace_back();
+        return win.take_staging(bytes, &blocks_.back());
+    }
+    int open_slot(oscf_win &win) {
+        slot_ = kRendezvousChunkMax;
+        blocks_.emplace_back();
+        return win.take_slot(&blocks_.back());
+    }
+    uint8_t *at(size_t pos) { return blocks_[block(pos)].mem.get() + offset(pos); }
     AmPull chunk(const Fabric &fab, size_t pos, size_t bytes) const {
-        const uint64_t base = fab.limits().virt_addr ? reinterpret_cast<uint64_t>(staging_.mem.get()) : 0;
-        return AmPull{base + pos, staging_.key, bytes};
+        const Staging &b = blocks_[block(pos)];
+        const uint64_t base = fab.limits().virt_addr ? reinterpret_cast<uint64_t>(b.mem.get()) : 0;
+        return AmPull{base + offset(pos), b.key, bytes};
     }
     // A chunk's bytes are at pos, len of them: a get unpacks them in this order. Returns
     // what its answer completes.
@@ -126,18 +140,28 @@ private:
         }
         complete(status, 0);
     }
+    // A position just past a slot's end (an empty pull's) stays in that slot.
+    size_t block(size_t pos) const { return slot_ ? std::min(pos / slot_, blocks_.size() - 1) : 0; }
+    size_t offset(size_t pos) const { return pos - block(pos) * slot_; }
     void done() override {
         oscf_win *win = am_.window(window_id_);
-        if (win && staging_.mr && staging_.cap <= kStagingKeepMax && win->staging_.cap < staging_.cap)
-            win->staging_ = std::move(staging_);
+        if (!win) return;
+        for (Staging &b : blocks_) {
+            if (!b.mr) continue;
+            if (slot_ && win->put_slots_.size() < kSlotsKept)
+                win->put_slots_.push_back(std::move(b));
+            else if (!slot_ && b.cap <= kStagingKeepMax && win->staging_.cap < b.cap)
+                win->staging_ = std::move(b);
+        }
     }
 
     ActiveMessages &am_;
     uint64_t window_id_;
     bool get_;
-    Staging staging_;             // each chunk's runs, then its bytes
-    std::vector<bool> answered_;  // per chunk
-    size_t in_order_ = 0;         // chunks answered, every one before them too
+    std::vector<Staging> blocks_;  // each chunk's runs, then its bytes
+    size_t slot_ = 0;              // a slot's bytes; 0: one block
+    std::vector<bool> answered_;   // per chunk
+    size_t in_order_ = 0;          // chunks answered, every one before them too
 };
 
 // The window's kept copy when it is large enough, else a new one, registered. A new one
@@ -155,6 +179,18 @@ int oscf_win::take_staging(size_t bytes, Staging *out) {
     out->mem.reset(new uint8_t[bytes]);
     out->cap = bytes;
     return fab().register_memory(out->mem.get(), bytes, out->mr, &out->key);
+}
+
+// A kept slot of kRendezvousChunkMax, else a new one, registered.
+int oscf_win::take_slot(Staging *out) {
+    if (!put_slots_.empty()) {
+        *out = std::move(put_slots_.back());
+        put_slots_.pop_back();
+        return OSCF_OK;
+    }
+    out->mem.reset(new uint8_t[kRendezvousChunkMax]);
+    out->cap = kRendezvousChunkMax;
+    return fab().register_memory(out->mem.get(), kRendezvousChunkMax, out->mr, &out->key);
 }
 
 // The target's side of one chunk, until the origin is answered:
@@ -316,6 +352,17 @@ private:
 int oscf_win::rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
                          uint64_t delta, const oscf_packer &pk, const oscf_packer *origin, OpScope &scope,
                          Update u) {
+    RunCursor cursor(runs, n, delta, type_size(u.type));
+    return rendezvous_cut(p, kind, cursor, bytes, wire, pk, origin, scope, u);
+}
+
+int oscf_win::rendezvous_streamed(Peer &p, RunCursor &cursor, size_t bytes, const oscf_packer &pk,
+                                  OpScope &scope) {
+    return rendezvous_cut(p, Rendezvous::put, cursor, bytes, kWireUnknown, pk, nullptr, scope, Update{});
+}
+
+int oscf_win::rendezvous_cut(Peer &p, Rendezvous kind, RunCursor &cursor, size_t bytes, size_t wire,
+                             const oscf_packer &pk, const oscf_packer *origin, OpScope &scope, Update u) {
     const bool put = kind == Rendezvous::put, get = kind == Rendezvous::get;
     const oscf_packer *packs = put ? &pk : get ? nullptr : origin;  // the bytes we send, if any
     // Each chunk is its runs, then the origin's bytes, together at most kRendezvousChunk
@@ -324,33 +371,41 @@ int oscf_win::rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t 
     // instead (kInlineRunsMax), and our copy holds the room its bytes come back to; a
     // get_accumulate's holds both, the room for the old values behind the chunk (a
     // NO_OP's chunk, no bytes sent, has runs and room up to that size each).
+    // Runs whose size is not known ahead (a put's, streamed) take a slot per chunk.
     RunList sub;
-    const size_t unit = type_size(u.type);
-    const size_t bound = RunCursor::shared_bound(wire, bytes, unit, kRendezvousChunk);
-    const size_t staged = put ? bound : get ? bytes : bound + bytes;
+    const bool slots = wire == kWireUnknown && put;
+    const size_t bound =
+        slots ? 0 : RunCursor::shared_bound(wire, bytes, type_size(u.type), kRendezvousChunk);
+    const size_t staged = slots ? kRendezvousChunkMax : put ? bound : get ? bytes : bound + bytes;
     auto *op = new RendezvousOrigin(*this, !put, pk, scope.context());
     scope.on_post();
-    int rc = op->open(*this, staged);
+    int rc = slots ? OSCF_OK : op->open(*this, staged);
     if (!rc) rc = send_batch(p);  // what is queued for the target leaves first
-    RunCursor cursor(runs, n, delta, unit);
-    for (size_t pos = 0, rest = bytes; !rc && !cursor.done();) {
+    size_t rest = bytes;
+    for (size_t pos = 0, k = 0; !rc && !cursor.done(); ++k) {
+        if (slots) {
+            pos = k * kRendezvousChunkMax;
+            if ((rc = op->open_slot(*this))) break;
+        }
         const size_t room = rest + kRunsAlign <= kRendezvousChunkMax - kRendezvousChunk / 16
                                 ? kRendezvousChunkMax
                                 : kRendezvousChunk;
         const size_t data = cursor.next(sub, get     ? RunCursor::Room{kInlineRunsMax, room, SIZE_MAX}
                                              : packs ? RunCursor::shared(room)
                                                      : RunCursor::split(room));
-        rest -= data;
         const size_t desc = sub.pad();
-        const size_t held = get ? 0 : desc;       // the runs in our copy
-        const size_t sent = packs ? data : 0;     // the origin's bytes behind them
-        const size_t back = put ? 0 : data;       // the room for what comes back
-        if (held + sent + back > staged - pos) {  // shared_bound is wrong: never write past it
-            log(0, "rendezvous: a chunk ends %zu bytes in, past the %zu staged", pos + held + sent + back,
-                staged);
+        const size_t held = get ? 0 : desc;    // the runs in our copy
+        const size_t sent = packs ? data : 0;  // the origin's bytes behind them
+        const size_t back = put ? 0 : data;    // the room for what comes back
+        const size_t end = (slots ? 0 : pos) + held + sent + back;
+        if (end > staged || data > rest) {  // shared_bound or a source is wrong: never write past
+            log(0,
+                "rendezvous: a chunk ends %zu bytes in, past the %zu staged, or brings %zu of %zu bytes left",
+                end, staged, data, rest);
             rc = OSCF_ERR_INTERNAL;
             break;
         }
+        rest -= data;
         if (!get) std::memcpy(op->at(pos), sub.data(), desc);
         if (packs && (rc = pack_serving(*packs, op->at(pos + desc), data, pos > 0 ? &progress() : nullptr)))
             break;
@@ -376,6 +431,10 @@ int oscf_win::rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t 
         // The target's read of this chunk needs our provider's progress (tcp): give it
         // some before packing the next.
         if (!rc && !cursor.done()) progress().run_locked();
+    }
+    if (!rc && (rc = cursor.status()) == OSCF_OK && rest != 0) {
+        log(0, "rendezvous: the runs brought %zu bytes fewer than the %zu announced", rest, bytes);
+        rc = OSCF_ERR_INTERNAL;
     }
     op->complete(rc, 0);  // every chunk is out
     return rc;

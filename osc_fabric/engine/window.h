@@ -40,6 +40,10 @@
 #include "request.h"
 #include "window_blob.h"
 
+namespace oscf {
+class RunCursor;
+}
+
 struct oscf_win {
     using Guard = std::unique_lock<oscf::EngineLock>;
 
@@ -89,6 +93,8 @@ struct oscf_win {
                    const oscf_notify *notify) {
         return transfer_packed(lk, Dir::read, target, runs, n, disp, pk, notify);
     }
+    int put_streamed(Guard &lk, int target, const oscf_run_source &src, int64_t disp, const oscf_packer &pk,
+                     const oscf_notify *notify);
     bool engine_applies(int target, oscf_type type) const;  // oscf_win_engine_applies; any target
     int accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type, oscf_op op,
                           int64_t disp, const oscf_packer &pk, const oscf_notify *notify) {
@@ -395,6 +401,14 @@ private:
     int rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
                    uint64_t delta, const oscf_packer &pk, const oscf_packer *origin, oscf::OpScope &scope,
                    Update u);
+    // A put whose runs come from cursor as it is cut (oscf_run_source): their wire size is
+    // not known ahead, so each chunk takes a registered slot of its own (put_slots_).
+    int rendezvous_streamed(Peer &p, oscf::RunCursor &cursor, size_t bytes, const oscf_packer &pk,
+                            oscf::OpScope &scope);
+    // Both: wire is kWireUnknown for the streamed put.
+    static constexpr size_t kWireUnknown = SIZE_MAX;
+    int rendezvous_cut(Peer &p, Rendezvous kind, oscf::RunCursor &cursor, size_t bytes, size_t wire,
+                       const oscf_packer &pk, const oscf_packer *origin, oscf::OpScope &scope, Update u);
     // count elements at origin (nullptr for NO_OP), to w, by the rendezvous of a one-run
     // layout; with result, the old values go there.
     int accumulate_rendezvous(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
@@ -414,7 +428,8 @@ private:
         oscf::mr_ptr mr;
         uint64_t key = 0;
     };
-    Staging staging_;  // the origin's, while no operation holds it
+    Staging staging_;                 // the origin's, while no operation holds it
+    std::vector<Staging> put_slots_;  // rendezvous_streamed's, kRendezvousChunkMax each, kept
     // The target's chunk buffers (bytes, old values), kRendezvousChunkMax each.
     std::vector<std::unique_ptr<uint8_t[]>> chunk_buffers_;
     // Per origin: put chunks read ahead (kAmChunkFollows) and not yet in place, and the
@@ -422,6 +437,7 @@ private:
     std::map<uint32_t, size_t> chunks_ahead_;
     std::map<uint32_t, std::pair<uint64_t, int>> answers_behind_;
     int take_staging(size_t bytes, Staging *out);
+    int take_slot(Staging *out);
     std::map<uint32_t, int> scatter_errors_;  // origin rank: first failure of a silent kAmScatter
     int serve_gather_runs(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
                           size_t *out_len);

@@ -216,6 +216,31 @@ int ompi_osc_fabric_runs_of(struct ompi_datatype_t *dt, int count, ompi_osc_fabr
 void ompi_osc_fabric_runs_free(ompi_osc_fabric_runs *r);
 /* At component finalize: frees the block runs_free keeps for the next large layout. */
 void ompi_osc_fabric_runs_fini(void);
+/* (dt, count)'s runs as ompi_osc_fabric_runs_of finds them, handed out a batch at a time
+ * (oscf_run_source, engine.h) by a walk that resumes where the last batch ended: its
+ * loops as a stack of frames. A batch may end where runs_of would still have grown the
+ * last run: the pieces and their order are the same. */
+typedef struct ompi_osc_fabric_walk_frame {
+    uint32_t first, i, end; /* the loop body's items, the next one, the end marker */
+    uint32_t k, loops;      /* the iteration, of loops */
+    int64_t base, extent;   /* iteration k's displacements count from base + k * extent */
+} ompi_osc_fabric_walk_frame;
+typedef struct ompi_osc_fabric_walk {
+    const union dt_elem_desc *desc;
+    ompi_osc_fabric_walk_frame *frames;
+    size_t depth, cap;
+    ompi_osc_fabric_walk_frame inline_frames[8];
+} ompi_osc_fabric_walk;
+/* Fills src with the walk, and its extent and bytes: w must stay while src is used.
+ * Fails (OMPI_ERR_BAD_PARAM) when the extent overflows. */
+int ompi_osc_fabric_walk_init(struct ompi_datatype_t *dt, int count, ompi_osc_fabric_walk *w,
+                              oscf_run_source *src);
+void ompi_osc_fabric_walk_fini(ompi_osc_fabric_walk *w);
+/* True when a put of (target_dt, target_count) other than one block at the target has
+ * pieces small enough on either side for the layout form (ompi_osc_fabric_layout_wanted's
+ * test), found without walking the whole layout: such a put streams its runs. */
+bool ompi_osc_fabric_stream_wanted(struct ompi_datatype_t *origin_dt, int origin_count,
+                                   struct ompi_datatype_t *target_dt, int target_count);
 /* Whether (dt, count)'s pieces are at most max bytes on average: walks only as far as
  * it takes to know. */
 bool ompi_osc_fabric_small_pieces(struct ompi_datatype_t *dt, int count, size_t bytes, size_t max);

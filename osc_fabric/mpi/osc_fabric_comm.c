@@ -149,6 +149,8 @@ typedef struct packed_args {
     const void *origin;
     int origin_count;
     ompi_datatype_t *origin_dt;
+    int target_count; /* a streamed put's: its runs are walked as the engine cuts them */
+    ompi_datatype_t *target_dt;
 } packed_args;
 
 static int run_packed(void *arg, const oscf_notify *notify)
@@ -161,6 +163,24 @@ static int run_packed(void *arg, const oscf_notify *notify)
              ? oscf_win_put_packed(a->win, a->target, a->runs.v, a->runs.n, a->target_disp, &pk, notify)
              : oscf_win_get_packed(a->win, a->target, a->runs.v, a->runs.n, a->target_disp, &pk, notify);
     return ompi_osc_fabric_status(rc);
+}
+
+/* A large put's target runs, walked a batch at a time as the engine cuts them into
+ * chunks (oscf_win_put_streamed): none built before the first chunk leaves. */
+static int run_streamed(void *arg, const oscf_notify *notify)
+{
+    const packed_args *a = arg;
+    ompi_osc_fabric_walk w;
+    oscf_run_source src;
+    int rc = ompi_osc_fabric_walk_init(a->target_dt, a->target_count, &w, &src);
+    if (OMPI_SUCCESS != rc) return OMPI_ERR_RMA_RANGE;
+    oscf_packer pk;
+    rc = ompi_osc_fabric_packer(a->origin_dt, a->origin_count, a->origin, true, &pk);
+    if (OMPI_SUCCESS == rc)
+        rc = ompi_osc_fabric_status(
+            oscf_win_put_streamed(a->win, a->target, &src, a->target_disp, &pk, notify));
+    ompi_osc_fabric_walk_fini(&w);
+    return rc;
 }
 
 /* Fills a->runs and returns true when the call travels in the layout form. */
@@ -198,6 +218,16 @@ static int move(bool is_put, const void *origin_addr, int origin_count, struct o
         }
         packed_args p = {
             .win = ompi_osc_fabric_win(win), .is_put = is_put, .target = target, .target_disp = target_disp};
+        if (MPI_PROC_NULL != target && is_put &&
+            ompi_osc_fabric_stream_wanted(origin_dt, origin_count, target_dt, target_count)) {
+            p.origin = origin_addr;
+            p.origin_count = origin_count;
+            p.origin_dt = origin_dt;
+            p.target_count = target_count;
+            p.target_dt = target_dt;
+            return NULL == request ? run_streamed(&p, NULL)
+                                   : ompi_osc_fabric_request_start(win, target, run_streamed, &p, request);
+        }
         if (MPI_PROC_NULL != target &&
             packed_wanted(&p, origin_addr, origin_count, origin_dt, target_count, target_dt)) {
             rc = NULL == request ? run_packed(&p, NULL)

@@ -315,6 +315,108 @@ int ompi_osc_fabric_runs_of(ompi_datatype_t *dt, int count, ompi_osc_fabric_runs
     return rc;
 }
 
+static int walk_push(ompi_osc_fabric_walk *w, ompi_osc_fabric_walk_frame f)
+{
+    if (w->depth == w->cap) {
+        const bool inline_frames = w->frames == w->inline_frames;
+        ompi_osc_fabric_walk_frame *grown =
+            realloc(inline_frames ? NULL : w->frames, 2 * w->cap * sizeof(*grown));
+        if (NULL == grown) return OMPI_ERR_OUT_OF_RESOURCE;
+        if (inline_frames) memcpy(grown, w->inline_frames, sizeof(w->inline_frames));
+        w->frames = grown;
+        w->cap *= 2;
+    }
+    w->frames[w->depth++] = f;
+    return OMPI_SUCCESS;
+}
+
+/* add_items' walk, one element at a time, until max runs are out: the array of
+ * ompi_osc_fabric_runs is out itself, never grown, since an element adds at most one. */
+static long walk_next(void *arg, oscf_run *out, size_t max)
+{
+    ompi_osc_fabric_walk *w = arg;
+    ompi_osc_fabric_runs r = {.v = out, .cap = max};
+    while (w->depth > 0 && r.n < max) {
+        ompi_osc_fabric_walk_frame *f = &w->frames[w->depth - 1];
+        if (f->i == f->end) { /* one iteration done */
+            if (++f->k < f->loops)
+                f->i = f->first;
+            else
+                --w->depth;
+            continue;
+        }
+        const dt_elem_desc_t *e = &w->desc[f->i];
+        const int64_t base = f->base + (int64_t)f->k * f->extent;
+        if (OPAL_DATATYPE_LOOP == e->elem.common.type) {
+            const ddt_loop_desc_t *loop = &e->loop;
+            const uint32_t at = f->i;
+            f->i += loop->items + 1; /* where this frame goes on after the loop */
+            if (loop->loops > 0 &&
+                OMPI_SUCCESS != walk_push(w, (ompi_osc_fabric_walk_frame){.first = at + 1,
+                                                                          .i = at + 1,
+                                                                          .end = at + loop->items,
+                                                                          .loops = loop->loops,
+                                                                          .base = base,
+                                                                          .extent = loop->extent}))
+                return OSCF_ERR_NO_MEM;
+            continue;
+        }
+        if (e->elem.common.flags & OPAL_DATATYPE_FLAG_DATA) {
+            const size_t block = e->elem.blocklen * opal_datatype_basicDatatypes[e->elem.common.type]->size;
+            if (OMPI_SUCCESS != add_run(&r, base + e->elem.disp, e->elem.extent, block, e->elem.count))
+                return OSCF_ERR_INTERNAL;
+        }
+        ++f->i; /* an end marker without its loop: the description's own end */
+    }
+    return (long)r.n;
+}
+
+int ompi_osc_fabric_walk_init(ompi_datatype_t *dt, int count, ompi_osc_fabric_walk *w, oscf_run_source *src)
+{
+    const opal_datatype_t *odt = &dt->super;
+    const dt_type_desc_t *desc = NULL != odt->opt_desc.desc ? &odt->opt_desc : &odt->desc;
+    *w = (ompi_osc_fabric_walk){.desc = desc->desc,
+                                .cap = sizeof(w->inline_frames) / sizeof(w->inline_frames[0])};
+    w->frames = w->inline_frames;
+    const int64_t extent = (int64_t)(odt->ub - odt->lb);
+    ptrdiff_t true_lb = 0, true_extent = 0;
+    ompi_datatype_get_true_extent(dt, &true_lb, &true_extent);
+    size_t size = 0;
+    ompi_datatype_type_size(dt, &size);
+    /* The pieces of element c lie in c * extent + [true_lb, true_lb + true_extent). */
+    int64_t last = 0, lo = 0, hi = 0;
+    if (count <= 0 || __builtin_mul_overflow(extent, (int64_t)(count - 1), &last) ||
+        __builtin_add_overflow((int64_t)true_lb, last < 0 ? last : 0, &lo) ||
+        __builtin_add_overflow((int64_t)true_lb + (int64_t)true_extent, last > 0 ? last : 0, &hi))
+        return OMPI_ERR_BAD_PARAM;
+    if (0 < count && 0 < desc->used)
+        w->frames[w->depth++] = (ompi_osc_fabric_walk_frame){
+            .end = (uint32_t)desc->used, .loops = (uint32_t)count, .extent = extent};
+    *src = (oscf_run_source){.next = walk_next, .arg = w, .lo = lo, .hi = hi, .bytes = size * (size_t)count};
+    return OMPI_SUCCESS;
+}
+
+void ompi_osc_fabric_walk_fini(ompi_osc_fabric_walk *w)
+{
+    if (w->frames != w->inline_frames) free(w->frames);
+    w->frames = w->inline_frames;
+    w->depth = 0;
+}
+
+bool ompi_osc_fabric_stream_wanted(ompi_datatype_t *origin_dt, int origin_count, ompi_datatype_t *target_dt,
+                                   int target_count)
+{
+    size_t osize = 0, tsize = 0;
+    ompi_datatype_type_size(origin_dt, &osize);
+    ompi_datatype_type_size(target_dt, &tsize);
+    const size_t bytes = osize * (size_t)origin_count;
+    if (origin_count <= 0 || target_count <= 0 || 0 == bytes || bytes != tsize * (size_t)target_count ||
+        ompi_datatype_is_contiguous_memory_layout(target_dt, target_count))
+        return false;
+    return ompi_osc_fabric_small_pieces(target_dt, target_count, bytes, OSCF_PACKED_PIECE_MAX) ||
+           ompi_osc_fabric_small_pieces(origin_dt, origin_count, bytes, OSCF_PACKED_PIECE_MAX);
+}
+
 void ompi_osc_fabric_runs_free(ompi_osc_fabric_runs *r)
 {
     struct ompi_osc_fabric_runs_block *b = r->block;

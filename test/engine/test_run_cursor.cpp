@@ -226,3 +226,64 @@ TEST_CASE("what messages take never exceeds shared_bound, nor a get chunk its ro
         CHECK(get_bytes == bytes);
     }
 }
+
+namespace {
+
+// A source that hands out `runs` a few at a time (batch), then fails with `fail` if it is
+// not OSCF_OK instead of ending.
+struct Feed {
+    const std::vector<oscf_run> *runs;
+    size_t batch, at = 0;
+    int fail = OSCF_OK;
+    static long next(void *arg, oscf_run *out, size_t max) {
+        auto *f = static_cast<Feed *>(arg);
+        if (f->at == f->runs->size()) return f->fail;
+        const size_t n = std::min({f->batch, max, f->runs->size() - f->at});
+        std::copy(f->runs->begin() + static_cast<long>(f->at),
+                  f->runs->begin() + static_cast<long>(f->at + n), out);
+        f->at += n;
+        return static_cast<long>(n);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("runs from a source a batch at a time are cut as the same runs given at once", "[run_cursor]") {
+    std::vector<oscf_run> runs;
+    for (int64_t i = 0; i < 5000; ++i)  // empty runs at batch edges included
+        runs.push_back(oscf_run{i * 1000, i % 3 ? 24 : 0, static_cast<size_t>(i % 7 == 0 ? 0 : 1 + i % 13),
+                                static_cast<size_t>(1 + i % 5)});
+    const size_t room = 16128;
+    const Cut whole = cut(runs, room, true, 77);
+    for (size_t batch : {size_t{1}, size_t{3}, size_t{1000}, size_t{5000}}) {
+        Feed feed{&runs, batch};
+        const oscf_run_source src{Feed::next, &feed, 0, 0, 0};
+        RunCursor c(src, 77);
+        std::vector<AmRun> all;
+        RunList sub;
+        size_t bytes = 0;
+        while (!c.done()) {
+            bytes += c.next(sub, RunCursor::shared(room));
+            const std::vector<AmRun> m = decode(sub);
+            all.insert(all.end(), m.begin(), m.end());
+            REQUIRE(all.size() < 100000);
+        }
+        CHECK(c.status() == OSCF_OK);
+        CHECK(pieces_of(all) == pieces_of(all_runs(whole)));
+        size_t whole_bytes = 0;
+        for (size_t b : whole.bytes) whole_bytes += b;
+        CHECK(bytes == whole_bytes);
+    }
+}
+
+TEST_CASE("a source's failure ends the runs and is kept", "[run_cursor]") {
+    const std::vector<oscf_run> runs{{0, 8, 4, 10}, {100, 0, 4, 1}};
+    Feed feed{&runs, 1, 0, OSCF_ERR_NO_MEM};
+    const oscf_run_source src{Feed::next, &feed, 0, 0, 0};
+    RunCursor c(src, 0);
+    RunList sub;
+    size_t bytes = 0;
+    while (!c.done()) bytes += c.next(sub, RunCursor::shared(4096));
+    CHECK(bytes == 44);  // what came before the failure
+    CHECK(c.status() == OSCF_ERR_NO_MEM);
+}

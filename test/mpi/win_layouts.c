@@ -82,6 +82,19 @@ static int make_shapes(shape *s)
     MPI_Type_free(&tile);
     s[n++] = (shape){"tiles of an indexed type", t, 2, 0};
 
+    /* Ten loops inside each other, each stride its own: more than the walk's inline
+     * frames (ompi_osc_fabric_walk), and 128 KiB of data, so over the network the runs
+     * are handed to the rendezvous a batch at a time (oscf_win_put_streamed). */
+    MPI_Type_dup(MPI_INT, &t);
+    MPI_Aint span = 4;
+    for (int level = 0; level < 10; level++) {
+        MPI_Type_create_hvector(2, 1, span + 4 + 4 * level, t, &inner);
+        span = 2 * span + 4 + 4 * level;
+        MPI_Type_free(&t);
+        t = inner;
+    }
+    s[n++] = (shape){"ten nested vectors", t, 32, 0};
+
     /* Two long blocks a few bytes apart (rma_random seed 110 at 3 ranks): Open MPI 4.1.4's
      * ompi_datatype_sndrcv stopped copying such a layout after its first 64 KiB. */
     MPI_Type_vector(1, 4702, 4704, MPI_UNSIGNED_LONG, &inner);
