@@ -36,6 +36,9 @@ public:
         : source_(&source), batch_(kSourceBatch), delta_(delta), unit_(unit) {
         skip_empty();
     }
+    // A copy's runs_ would point into the original's batch.
+    RunCursor(const RunCursor &) = delete;
+    RunCursor &operator=(const RunCursor &) = delete;
 
     bool done() const { return i_ == n_; }
     // A source's failure, which also ended the runs (done()); OSCF_OK otherwise.
