@@ -315,6 +315,19 @@ int ompi_osc_fabric_runs_of(ompi_datatype_t *dt, int count, ompi_osc_fabric_runs
     return rc;
 }
 
+/* The bytes both sides of a call move; 0 when they differ or there are none: mismatched
+ * or empty calls take the general path, which reports or skips them. */
+static size_t matched_bytes(ompi_datatype_t *origin_dt, int origin_count, ompi_datatype_t *target_dt,
+                            int target_count)
+{
+    size_t osize = 0, tsize = 0;
+    ompi_datatype_type_size(origin_dt, &osize);
+    ompi_datatype_type_size(target_dt, &tsize);
+    const size_t bytes = osize * (size_t)origin_count;
+    if (origin_count <= 0 || target_count <= 0 || bytes != tsize * (size_t)target_count) return 0;
+    return bytes;
+}
+
 static int walk_push(ompi_osc_fabric_walk *w, ompi_osc_fabric_walk_frame f)
 {
     if (w->depth == w->cap) {
@@ -406,13 +419,8 @@ void ompi_osc_fabric_walk_fini(ompi_osc_fabric_walk *w)
 bool ompi_osc_fabric_stream_wanted(ompi_datatype_t *origin_dt, int origin_count, ompi_datatype_t *target_dt,
                                    int target_count)
 {
-    size_t osize = 0, tsize = 0;
-    ompi_datatype_type_size(origin_dt, &osize);
-    ompi_datatype_type_size(target_dt, &tsize);
-    const size_t bytes = osize * (size_t)origin_count;
-    if (origin_count <= 0 || target_count <= 0 || 0 == bytes || bytes != tsize * (size_t)target_count ||
-        ompi_datatype_is_contiguous_memory_layout(target_dt, target_count))
-        return false;
+    const size_t bytes = matched_bytes(origin_dt, origin_count, target_dt, target_count);
+    if (0 == bytes || ompi_datatype_is_contiguous_memory_layout(target_dt, target_count)) return false;
     return ompi_osc_fabric_small_pieces(target_dt, target_count, bytes, OSCF_PACKED_PIECE_MAX) ||
            ompi_osc_fabric_small_pieces(origin_dt, origin_count, bytes, OSCF_PACKED_PIECE_MAX);
 }
@@ -835,14 +843,8 @@ int ompi_osc_fabric_copy_layout(const void *src, int scount, ompi_datatype_t *sd
 bool ompi_osc_fabric_layout_wanted(ompi_datatype_t *origin_dt, int origin_count, ompi_datatype_t *target_dt,
                                    int target_count, ompi_osc_fabric_runs *runs)
 {
-    size_t osize = 0, tsize = 0;
-    ompi_datatype_type_size(origin_dt, &osize);
-    ompi_datatype_type_size(target_dt, &tsize);
-    const size_t bytes = osize * (size_t)origin_count;
-    /* Mismatched or empty calls take the general path, which reports or skips them. */
-    if (origin_count <= 0 || target_count <= 0 || 0 == bytes || bytes != tsize * (size_t)target_count)
-        return false;
-    if (OMPI_SUCCESS != ompi_osc_fabric_runs_of(target_dt, target_count, runs)) return false;
+    const size_t bytes = matched_bytes(origin_dt, origin_count, target_dt, target_count);
+    if (0 == bytes || OMPI_SUCCESS != ompi_osc_fabric_runs_of(target_dt, target_count, runs)) return false;
     /* A target that is one block takes it for a scattered origin only: with both sides
      * one block the call is one segment. */
     const bool target_small = runs->pieces > 1 && runs->bytes / runs->pieces <= OSCF_PACKED_PIECE_MAX;
