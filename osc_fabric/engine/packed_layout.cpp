@@ -248,7 +248,8 @@ int oscf_win::put_streamed(Guard &lk, int target, const oscf_run_source &src, in
     if (!rc) {
         stats.layout_bytes += src.bytes;
         RunCursor cursor(src, delta);
-        rc = rendezvous_streamed(p, cursor, src.bytes, hold.pass_on(), scope);
+        rc = rendezvous_cut(p, Rendezvous::put, cursor, src.bytes, kWireUnknown, hold.pass_on(), nullptr,
+                            scope, Update{});
     }
     return finish(lk, scope, rc);
 }

@@ -49,7 +49,7 @@ constexpr size_t kStagingKeepMax = size_t{4} << 20;
 constexpr size_t kChunkBuffersKept = 4;
 // Put chunks a target reads ahead per origin (kAmChunkFollows): each holds a chunk buffer.
 constexpr size_t kChunksAheadMax = 3;
-// Slots a window keeps for the next streamed put (rendezvous_streamed): one more than the
+// Slots a window keeps for the next streamed put (put_streamed): one more than the
 // chunks a target reads ahead.
 constexpr size_t kSlotsKept = kChunksAheadMax + 1;
 // While a chunk is packed, a progress round serves the reads of those before it once
@@ -86,7 +86,7 @@ int pack_serving(const oscf_packer &pk, uint8_t *dst, size_t len, Progress *serv
 // as soon as they and every chunk before them are answered, while the target still
 // writes the later ones: the origin would otherwise unpack them all after the last.
 // The copy is one block sized ahead (open), or where the runs' size is not known ahead
-// (rendezvous_streamed) a slot per chunk (open_slot): chunk k at k * kRendezvousChunkMax.
+// (put_streamed) a slot per chunk (open_slot): chunk k at k * kRendezvousChunkMax.
 class oscf_win::RendezvousOrigin final : public PackedParts {
 public:
     RendezvousOrigin(oscf_win &win, bool get, const oscf_packer &pk, Completion *next)
@@ -354,11 +354,6 @@ int oscf_win::rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t 
                          Update u) {
     RunCursor cursor(runs, n, delta, type_size(u.type));
     return rendezvous_cut(p, kind, cursor, bytes, wire, pk, origin, scope, u);
-}
-
-int oscf_win::rendezvous_streamed(Peer &p, RunCursor &cursor, size_t bytes, const oscf_packer &pk,
-                                  OpScope &scope) {
-    return rendezvous_cut(p, Rendezvous::put, cursor, bytes, kWireUnknown, pk, nullptr, scope, Update{});
 }
 
 int oscf_win::rendezvous_cut(Peer &p, Rendezvous kind, RunCursor &cursor, size_t bytes, size_t wire,

@@ -401,11 +401,9 @@ private:
     int rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
                    uint64_t delta, const oscf_packer &pk, const oscf_packer *origin, oscf::OpScope &scope,
                    Update u);
-    // A put whose runs come from cursor as it is cut (oscf_run_source): their wire size is
-    // not known ahead, so each chunk takes a registered slot of its own (put_slots_).
-    int rendezvous_streamed(Peer &p, oscf::RunCursor &cursor, size_t bytes, const oscf_packer &pk,
-                            oscf::OpScope &scope);
-    // Both: wire is kWireUnknown for the streamed put.
+    // The same with the runs from cursor. A put whose runs come as it is cut
+    // (oscf_run_source, put_streamed) has wire kWireUnknown: each chunk then takes a
+    // registered slot of its own (put_slots_).
     static constexpr size_t kWireUnknown = SIZE_MAX;
     int rendezvous_cut(Peer &p, Rendezvous kind, oscf::RunCursor &cursor, size_t bytes, size_t wire,
                        const oscf_packer &pk, const oscf_packer *origin, oscf::OpScope &scope, Update u);
@@ -428,8 +426,9 @@ private:
         oscf::mr_ptr mr;
         uint64_t key = 0;
     };
-    Staging staging_;                 // the origin's, while no operation holds it
-    std::vector<Staging> put_slots_;  // rendezvous_streamed's, kRendezvousChunkMax each, kept
+    Staging staging_;  // the origin's, while no operation holds it
+    std::vector<Staging>
+        put_slots_;  // a streamed put's chunks (put_streamed), kRendezvousChunkMax each, kept
     // The target's chunk buffers (bytes, old values), kRendezvousChunkMax each.
     std::vector<std::unique_ptr<uint8_t[]>> chunk_buffers_;
     // Per origin: put chunks read ahead (kAmChunkFollows) and not yet in place, and the
