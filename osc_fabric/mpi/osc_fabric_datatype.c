@@ -269,50 +269,11 @@ static int add_run(ompi_osc_fabric_runs *r, int64_t at, int64_t stride, size_t l
     return OMPI_SUCCESS;
 }
 
-/* Adds the runs of description items [i, end) whose displacements count from base. The
- * description is Open MPI's own (opal_datatype_internal.h): an element is count blocks
- * of blocklen basic elements, extent apart; a loop repeats the items up to its end marker
- * loops times, extent apart. Walked here rather than by opal_convertor_raw, which hands
- * out every piece: a vector's million pieces are one element, so one run, at once. The
- * order is the description's, which is the order the convertor packs in. */
-static int add_items(ompi_osc_fabric_runs *r, const dt_elem_desc_t *d, uint32_t i, uint32_t end, int64_t base)
-{
-    int rc = OMPI_SUCCESS;
-    while (OMPI_SUCCESS == rc && i < end) {
-        const dt_elem_desc_t *e = &d[i];
-        if (OPAL_DATATYPE_LOOP == e->elem.common.type) {
-            const ddt_loop_desc_t *loop = &e->loop;
-            for (uint32_t k = 0; OMPI_SUCCESS == rc && k < loop->loops; ++k)
-                rc = add_items(r, d, i + 1, i + loop->items, base + (int64_t)k * loop->extent);
-            i += loop->items + 1;
-            continue;
-        }
-        if (e->elem.common.flags & OPAL_DATATYPE_FLAG_DATA) {
-            const size_t block = e->elem.blocklen * opal_datatype_basicDatatypes[e->elem.common.type]->size;
-            rc = add_run(r, base + e->elem.disp, e->elem.extent, block, e->elem.count);
-        }
-        ++i; /* an end marker without its loop: the description's own end */
-    }
-    return rc;
-}
-
 /* No runs yet, in the inline storage. */
 static void runs_init(ompi_osc_fabric_runs *r)
 {
     *r = (ompi_osc_fabric_runs){.cap = sizeof(r->inline_v) / sizeof(r->inline_v[0])};
     r->v = r->inline_v;
-}
-
-int ompi_osc_fabric_runs_of(ompi_datatype_t *dt, int count, ompi_osc_fabric_runs *out)
-{
-    runs_init(out);
-    const opal_datatype_t *odt = &dt->super;
-    const dt_type_desc_t *desc = NULL != odt->opt_desc.desc ? &odt->opt_desc : &odt->desc;
-    int rc = OMPI_SUCCESS;
-    for (int c = 0; OMPI_SUCCESS == rc && c < count; ++c)
-        rc = add_items(out, desc->desc, 0, (uint32_t)desc->used, (int64_t)c * (odt->ub - odt->lb));
-    if (OMPI_SUCCESS != rc) ompi_osc_fabric_runs_free(out);
-    return rc;
 }
 
 /* The bytes both sides of a call move; 0 when they differ or there are none: mismatched
@@ -343,13 +304,23 @@ static int walk_push(ompi_osc_fabric_walk *w, ompi_osc_fabric_walk_frame f)
     return OMPI_SUCCESS;
 }
 
-/* add_items' walk, one element at a time, until max runs are out: the array of
- * ompi_osc_fabric_runs is out itself, never grown, since an element adds at most one. */
-static long walk_next(void *arg, oscf_run *out, size_t max)
+/* The bytes of one block of a data element. */
+static inline size_t block_bytes(const dt_elem_desc_t *e)
 {
-    ompi_osc_fabric_walk *w = arg;
-    ompi_osc_fabric_runs r = {.v = out, .cap = max};
-    while (w->depth > 0 && r.n < max) {
+    return e->elem.blocklen * opal_datatype_basicDatatypes[e->elem.common.type]->size;
+}
+
+/* The walk of a datatype's description, one step: finds the next element that holds
+ * data, *e, whose displacements count from *base, and moves past it. Returns 1, 0 at the
+ * walk's end, or a negative OSCF error. The description is Open MPI's own
+ * (opal_datatype_internal.h): an element is count blocks of blocklen basic elements,
+ * extent apart; a loop repeats the items up to its end marker loops times, extent apart
+ * (a frame each). Walked here rather than by opal_convertor_raw, which hands out every
+ * piece: a vector's million pieces are one element, so one run, at once. The order is
+ * the description's, which is the order the convertor packs in. */
+static inline int walk_element(ompi_osc_fabric_walk *w, const dt_elem_desc_t **e, int64_t *base)
+{
+    while (w->depth > 0) {
         ompi_osc_fabric_walk_frame *f = &w->frames[w->depth - 1];
         if (f->i == f->end) { /* one iteration done */
             if (++f->k < f->loops)
@@ -358,30 +329,46 @@ static long walk_next(void *arg, oscf_run *out, size_t max)
                 --w->depth;
             continue;
         }
-        const dt_elem_desc_t *e = &w->desc[f->i];
-        const int64_t base = f->base + (int64_t)f->k * f->extent;
-        if (OPAL_DATATYPE_LOOP == e->elem.common.type) {
-            const ddt_loop_desc_t *loop = &e->loop;
-            const uint32_t at = f->i;
+        const dt_elem_desc_t *d = &w->desc[f->i];
+        const int64_t at = f->base + (int64_t)f->k * f->extent;
+        if (OPAL_DATATYPE_LOOP == d->elem.common.type) {
+            const ddt_loop_desc_t *loop = &d->loop;
+            const uint32_t first = f->i + 1;
             f->i += loop->items + 1; /* where this frame goes on after the loop */
             if (loop->loops > 0 &&
-                OMPI_SUCCESS != walk_push(w, (ompi_osc_fabric_walk_frame){.first = at + 1,
-                                                                          .i = at + 1,
-                                                                          .end = at + loop->items,
+                OMPI_SUCCESS != walk_push(w, (ompi_osc_fabric_walk_frame){.first = first,
+                                                                          .i = first,
+                                                                          .end = first - 1 + loop->items,
                                                                           .loops = loop->loops,
-                                                                          .base = base,
+                                                                          .base = at,
                                                                           .extent = loop->extent}))
                 return OSCF_ERR_NO_MEM;
             continue;
         }
-        if (e->elem.common.flags & OPAL_DATATYPE_FLAG_DATA) {
-            const size_t block = e->elem.blocklen * opal_datatype_basicDatatypes[e->elem.common.type]->size;
-            if (OMPI_SUCCESS != add_run(&r, base + e->elem.disp, e->elem.extent, block, e->elem.count))
-                return OSCF_ERR_INTERNAL;
-        }
         ++f->i; /* an end marker without its loop: the description's own end */
+        if (d->elem.common.flags & OPAL_DATATYPE_FLAG_DATA) {
+            *e = d;
+            *base = at;
+            return 1;
+        }
     }
-    return (long)r.n;
+    return 0;
+}
+
+/* The walk's runs, until max are out: the array of ompi_osc_fabric_runs is out itself,
+ * never grown, since an element adds at most one. */
+static long walk_next(void *arg, oscf_run *out, size_t max)
+{
+    ompi_osc_fabric_walk *w = arg;
+    ompi_osc_fabric_runs r = {.v = out, .cap = max};
+    const dt_elem_desc_t *e;
+    int64_t base;
+    int rc = 0;
+    while (r.n < max && 1 == (rc = walk_element(w, &e, &base))) {
+        if (OMPI_SUCCESS != add_run(&r, base + e->elem.disp, e->elem.extent, block_bytes(e), e->elem.count))
+            return OSCF_ERR_INTERNAL;
+    }
+    return rc < 0 ? rc : (long)r.n;
 }
 
 int ompi_osc_fabric_walk_init(ompi_datatype_t *dt, int count, ompi_osc_fabric_walk *w, oscf_run_source *src)
@@ -414,6 +401,24 @@ void ompi_osc_fabric_walk_fini(ompi_osc_fabric_walk *w)
     if (w->frames != w->inline_frames) free(w->frames);
     w->frames = w->inline_frames;
     w->depth = 0;
+}
+
+int ompi_osc_fabric_runs_of(ompi_datatype_t *dt, int count, ompi_osc_fabric_runs *out)
+{
+    runs_init(out);
+    if (count <= 0) return OMPI_SUCCESS;
+    ompi_osc_fabric_walk w;
+    oscf_run_source whole;
+    int rc = ompi_osc_fabric_walk_init(dt, count, &w, &whole);
+    const dt_elem_desc_t *e;
+    int64_t base;
+    int found = 0;
+    while (OMPI_SUCCESS == rc && 1 == (found = walk_element(&w, &e, &base)))
+        rc = add_run(out, base + e->elem.disp, e->elem.extent, block_bytes(e), e->elem.count);
+    if (found < 0) rc = OMPI_ERR_OUT_OF_RESOURCE;
+    ompi_osc_fabric_walk_fini(&w);
+    if (OMPI_SUCCESS != rc) ompi_osc_fabric_runs_free(out);
+    return rc;
 }
 
 bool ompi_osc_fabric_stream_wanted(ompi_datatype_t *origin_dt, int origin_count, ompi_datatype_t *target_dt,
