@@ -5,6 +5,7 @@
 #include "osc_fabric.h"
 
 #include "ompi/datatype/ompi_datatype.h"
+#include "opal/util/output.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -173,7 +174,13 @@ static int run_streamed(void *arg, const oscf_notify *notify)
     ompi_osc_fabric_walk w;
     oscf_run_source src;
     int rc = ompi_osc_fabric_walk_init(a->target_dt, a->target_count, &w, &src);
-    if (OMPI_SUCCESS != rc) return OMPI_ERR_RMA_RANGE;
+    if (OMPI_SUCCESS != rc) {
+        opal_output_verbose(1, mca_osc_fabric_component.output,
+                            "osc/fabric: put to %d: %d of the target datatype span more bytes than an "
+                            "address holds",
+                            a->target, a->target_count);
+        return OMPI_ERR_RMA_RANGE;
+    }
     oscf_packer pk;
     rc = ompi_osc_fabric_packer(a->origin_dt, a->origin_count, a->origin, true, &pk);
     if (OMPI_SUCCESS == rc)

@@ -262,6 +262,14 @@ static void range_errors(const etest *e)
                      MPI_ERR_RMA_RANGE, t);
         EXPECT_CLASS(MPI_Put(out, 2, MPI_INT64_T, t, end - 1, 1, strided, e->win), MPI_ERR_RMA_RANGE, t);
         MPI_Type_free(&strided);
+        /* A target datatype whose count copies span more bytes than an address holds. */
+        MPI_Datatype vast;
+        CHECK_MPI(MPI_Type_create_resized(MPI_INT64_T, 0, (MPI_Aint)1 << 61, &vast));
+        CHECK_MPI(MPI_Type_commit(&vast));
+        int64_t many[8] = {0};
+        EXPECT_CLASS(MPI_Put(many, 8, MPI_INT64_T, t, 0, 8, vast, e->win), MPI_ERR_RMA_RANGE, t);
+        EXPECT_CLASS(MPI_Get(many, 8, MPI_INT64_T, t, 0, 8, vast, e->win), MPI_ERR_RMA_RANGE, t);
+        MPI_Type_free(&vast);
         ROUNDTRIP(e, t, true, "out-of-range accesses");
 
         memset(in, 0xEE, sizeof in);
