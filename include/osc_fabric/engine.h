@@ -477,6 +477,7 @@ typedef struct oscf_win_stats {
     uint64_t layout_messages;     /* messages of put_packed/get_packed (packed_layout.cpp) */
     uint64_t lock_waits;          /* lock acquisitions and grants that had to wait */
     uint64_t lock_wait_ns;        /* time those waited, in nanoseconds */
+    uint64_t lock_retries;        /* lock requests held at this target tried again */
     uint64_t rma_bytes;           /* bytes of puts and gets moved by fi_write/fi_read */
     uint64_t direct_bytes;        /* bytes of puts, gets and accumulates done directly on-node */
     uint64_t layout_bytes;        /* bytes of the layout forms (packed_layout.cpp) */

@@ -234,8 +234,10 @@ void ActiveMessages::handle_request(const AmHeader &h, const uint8_t *payload, s
     reply.token = h.token;
     uint8_t old[kAmMaxPayload];
     size_t old_len = 0;
+    const oscf_win::LockWords before = win.lock_words();
     reply.status = win.serve_am(h, payload, len, old, &old_len);
     if (reply.status == kAmDeferred) {
+        win.note_held(before);
         hold();
         return;
     }
@@ -268,7 +270,7 @@ void ActiveMessages::retry_held() {
         if (ids.empty() || ids.back() != entry.first.first) ids.push_back(entry.first.first);
     for (uint64_t id : ids) {
         auto w = windows_.find(id);
-        if (w != windows_.end() && w->second->shared_grantable()) redispatch(id);
+        if (w != windows_.end() && w->second->held_may_grant()) redispatch(id);
     }
 }
 
@@ -316,8 +318,13 @@ void ActiveMessages::redispatch(uint64_t window_id) {
     std::vector<std::pair<uint64_t, uint32_t>> keys;
     for (auto it = held_.lower_bound({window_id, 0}); it != held_.end() && it->first.first == window_id; ++it)
         keys.push_back(it->first);
-    for (const auto &k : keys)
-        if (!later_.count(k)) replay(k);  // still being served: its answer replays them
+    auto w = windows_.find(window_id);
+    if (w != windows_.end()) w->second->forget_held();  // those that fail again note anew
+    for (const auto &k : keys) {
+        if (later_.count(k)) continue;  // still being served: its answer replays them
+        if (w != windows_.end()) ++w->second->stats.lock_retries;
+        replay(k);
+    }
 }
 
 void ActiveMessages::handle_reply(const AmHeader &h, const uint8_t *payload, size_t len) {

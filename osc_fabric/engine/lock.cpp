@@ -381,8 +381,21 @@ void oscf_win::drop_implicit_hold(uint8_t flags) {
     if (flags & kAmImplicitGate) drop_own(Hold::gate_exclusive);
 }
 
-bool oscf_win::shared_grantable() const {
-    return __atomic_load_n(&state_->lock, __ATOMIC_ACQUIRE) < kExclusive;
+oscf_win::LockWords oscf_win::lock_words() const {
+    return LockWords{__atomic_load_n(&state_->lock, __ATOMIC_ACQUIRE),
+                     __atomic_load_n(&state_->gate, __ATOMIC_ACQUIRE)};
+}
+
+void oscf_win::note_held(const LockWords &before) {
+    // Requests that failed against different words: each may be grantable against the
+    // other's, so the next round tries them all.
+    if (held_noted_ && held_words_ != before) held_mixed_ = true;
+    held_words_ = before;
+    held_noted_ = true;
+}
+
+bool oscf_win::held_may_grant() const {
+    return !held_noted_ || held_mixed_ || lock_words() != held_words_;
 }
 
 int oscf_win::confirm_releases() {

@@ -172,8 +172,18 @@ struct oscf_win {
     int fast_unlock_all();
 
     oscf_engine &engine() const { return eng_; }
-    // No exclusive holder has our lock word: held shared requests may be granted now.
-    bool shared_grantable() const;
+    // Lock requests held at this target (ActiveMessages::retry_held) are tried again only
+    // once our lock words differ from those the last ones failed against: the same words
+    // give the same answer. before: the words read before the attempt that failed, so a
+    // change racing with it (on-node peers change them with CPU atomics) is not missed.
+    struct LockWords {
+        uint64_t lock, gate;
+        bool operator!=(const LockWords &o) const { return lock != o.lock || gate != o.gate; }
+    };
+    LockWords lock_words() const;
+    void note_held(const LockWords &before);
+    bool held_may_grant() const;
+    void forget_held() { held_noted_ = held_mixed_ = false; }
     void *shared_segment() const { return shared_.addr; }
 
     oscf_win_stats stats{};
@@ -596,6 +606,9 @@ private:
     int locks_held_ = 0;            // targets locked with MPI_Win_lock
     int ungranted_ = -1;            // the one lock that may still await its grant (lock.cpp)
     int exclusive_gated_ = 0;       // exclusive locks held through rank 0's gate
+    LockWords held_words_{};        // note_held: the words held requests failed against,
+    bool held_noted_ = false;       // if any did since the last retry,
+    bool held_mixed_ = false;       // and whether they failed against different ones
     bool lock_all_ = false;
     bool lock_all_gated_ = false;  // this lock_all epoch holds the gate (not NOCHECK)
 

@@ -46,6 +46,8 @@ static const pvar_field fields[] = {
     {"lock_attempts", "remote atomics or messages sent to acquire or release locks", WIN(lock_attempts)},
     {"lock_waits", "lock acquisitions and lock grants that had to wait", WIN(lock_waits)},
     {"lock_wait_ns", "nanoseconds those lock acquisitions and grants waited", WIN(lock_wait_ns)},
+    {"lock_retries", "lock requests held at this target (a lock holder in the way) tried again",
+     WIN(lock_retries)},
     {"ordering_waits", "accumulates that waited for earlier ones (accumulate_ordering)", WIN(ordering_waits)},
     {"fence_waits_skipped", "fences that trusted MPI_MODE_NOPRECEDE", WIN(fence_waits_skipped)},
     {"rma_bytes", "bytes of puts and gets moved by fi_write and fi_read", WIN(rma_bytes)},

@@ -112,6 +112,11 @@ TEST_CASE("an exclusive lock asked while a shared one is held waits, and its epo
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     CHECK_FALSE(unlocked.load());
     CHECK(target[0] == 0);  // nothing of the epoch applied while the shared hold lasts
+    // A held request is tried again when the lock words change, not in every progress
+    // round while the same shared holder keeps it out.
+    oscf_win_stats st{};
+    REQUIRE(oscf_win_get_stats(t.win[1], &st) == OSCF_OK);
+    CHECK(st.lock_retries <= 2);
     REQUIRE(oscf_win_unlock(t.win[1], 1) == OSCF_OK);
     origin.join();
     CHECK(unlocked.load());
