@@ -11,6 +11,7 @@
 #include "atomic_caps.h"
 #include "fabric.h"
 #include "progress.h"
+#include "staging_pool.h"
 
 struct oscf_engine {
     std::unique_ptr<oscf::Fabric> fabric;
@@ -18,16 +19,19 @@ struct oscf_engine {
     std::unique_ptr<oscf::ActiveMessages> am;
     std::unique_ptr<oscf::ProgressThread> progress_thread;
     oscf::AtomicCaps caps;
+    oscf::StagingPool buffers;        // the rendezvous's, kept between operations of all windows
     int live_windows = 0;             // guarded by the engine lock
     std::vector<oscf_win *> windows;  // the live ones, for oscf_engine_get_stats
     oscf_win_stats freed{};           // what the freed ones counted
     uint64_t next_window_id = 1;
     bool node_direct = false;  // oscf_engine_config::node_direct
 
-    // The thread stops first; then the endpoint closes while the receive buffers it
-    // may still write into are alive; only then do the layers above it go.
+    // The thread stops first; then the kept registrations close, and the endpoint while
+    // the receive buffers it may still write into are alive; only then do the layers
+    // above it go.
     ~oscf_engine() {
         progress_thread.reset();
+        buffers.clear();
         fabric.reset();
     }
 };

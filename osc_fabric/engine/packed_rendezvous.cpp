@@ -43,15 +43,6 @@ using namespace oscf;
 
 namespace {
 
-// Kept for the next operation up to this size; a larger one is freed when done.
-constexpr size_t kStagingKeepMax = size_t{4} << 20;
-// Chunk buffers a target keeps for the next chunks: a few origins' at once.
-constexpr size_t kChunkBuffersKept = 4;
-// Put chunks a target reads ahead per origin (kAmChunkFollows): each holds a chunk buffer.
-constexpr size_t kChunksAheadMax = 3;
-// Slots a window keeps for the next streamed put (put_streamed): one more than the
-// chunks a target reads ahead.
-constexpr size_t kSlotsKept = kChunksAheadMax + 1;
 // While a chunk is packed, a progress round serves the reads of those before it once
 // this much time has passed since the last, checked after each slice of this many bytes
 // (pack_serving).
@@ -81,7 +72,7 @@ int pack_serving(const oscf_packer &pk, uint8_t *dst, size_t len, Progress *serv
 
 }  // namespace
 
-// The origin's side of one operation: its registered copy, which goes back to the window
+// The origin's side of one operation: its registered copy, which goes back to the engine
 // once every chunk is answered (PackedParts does the rest). A get's chunks are unpacked
 // as soon as they and every chunk before them are answered, while the target still
 // writes the later ones: the origin would otherwise unpack them all after the last.
@@ -90,15 +81,15 @@ int pack_serving(const oscf_packer &pk, uint8_t *dst, size_t len, Progress *serv
 class oscf_win::RendezvousOrigin final : public PackedParts {
 public:
     RendezvousOrigin(oscf_win &win, bool get, const oscf_packer &pk, Completion *next)
-        : PackedParts(pk, next), am_(*win.eng_.am), window_id_(win.id_), get_(get) {}
+        : PackedParts(pk, next), pool_(win.eng_.buffers), get_(get) {}
     int open(oscf_win &win, size_t bytes) {
         blocks_.emplace_back();
-        return win.take_staging(bytes, &blocks_.back());
+        return pool_.take_copy(win.fab(), bytes, &blocks_.back());
     }
     int open_slot(oscf_win &win) {
         slot_ = kRendezvousChunkMax;
         blocks_.emplace_back();
-        return win.take_slot(&blocks_.back());
+        return pool_.take_slot(win.fab(), &blocks_.back());
     }
     uint8_t *at(size_t pos) { return blocks_[block(pos)].mem.get() + offset(pos); }
     AmPull chunk(const Fabric &fab, size_t pos, size_t bytes) const {
@@ -144,54 +135,16 @@ private:
     size_t block(size_t pos) const { return slot_ ? std::min(pos / slot_, blocks_.size() - 1) : 0; }
     size_t offset(size_t pos) const { return pos - block(pos) * slot_; }
     void done() override {
-        oscf_win *win = am_.window(window_id_);
-        if (!win) return;
-        for (Staging &b : blocks_) {
-            if (!b.mr) continue;
-            if (slot_ && win->put_slots_.size() < kSlotsKept)
-                win->put_slots_.push_back(std::move(b));
-            else if (!slot_ && b.cap <= kStagingKeepMax && win->staging_.cap < b.cap)
-                win->staging_ = std::move(b);
-        }
+        for (Staging &b : blocks_) pool_.give_back(std::move(b), slot_ != 0);
     }
 
-    ActiveMessages &am_;
-    uint64_t window_id_;
+    StagingPool &pool_;
     bool get_;
     std::vector<Staging> blocks_;  // each chunk's runs, then its bytes
     size_t slot_ = 0;              // a slot's bytes; 0: one block
     std::vector<bool> answered_;   // per chunk
     size_t in_order_ = 0;          // chunks answered, every one before them too
 };
-
-// The window's kept copy when it is large enough, else a new one, registered. A new one
-// has room to spare: an operation's runs vary in size from call to call (a program that
-// draws a new datatype each time), and a copy sized to each new largest would be replaced,
-// and its fresh pages faulted in, again and again. Pages never written cost nothing
-// where registration pins nothing (tcp, shm); elsewhere the spare is pinned once, kept.
-int oscf_win::take_staging(size_t bytes, Staging *out) {
-    if (staging_.cap >= bytes) {
-        *out = std::move(staging_);
-        staging_ = Staging{};
-        return OSCF_OK;
-    }
-    bytes = std::max(bytes, std::min(2 * bytes, kStagingKeepMax));
-    out->mem.reset(new uint8_t[bytes]);
-    out->cap = bytes;
-    return fab().register_memory(out->mem.get(), bytes, out->mr, &out->key);
-}
-
-// A kept slot of kRendezvousChunkMax, else a new one, registered.
-int oscf_win::take_slot(Staging *out) {
-    if (!put_slots_.empty()) {
-        *out = std::move(put_slots_.back());
-        put_slots_.pop_back();
-        return OSCF_OK;
-    }
-    out->mem.reset(new uint8_t[kRendezvousChunkMax]);
-    out->cap = kRendezvousChunkMax;
-    return fab().register_memory(out->mem.get(), kRendezvousChunkMax, out->mr, &out->key);
-}
 
 // The target's side of one chunk, until the origin is answered:
 //   put: read the runs and bytes, fill the pieces (an accumulate's: apply them);
@@ -215,7 +168,7 @@ public:
           fetch_(scatter_ && (h.flags & kAmFetch)),
           origin_(origin),
           desc_(scatter_ ? h.offset : 0),
-          data_(take_buffer(win, desc_ + chunk.bytes)) {}
+          data_(win.eng_.buffers.take_chunk_buffer(desc_ + chunk.bytes)) {}
     // A put chunk with more behind it: read while the origin's next requests are served
     // (kAmDetached), when the origin has fewer than kChunksAheadMax so.
     bool read_ahead(oscf_win &win) {
@@ -259,7 +212,7 @@ public:
         }
         if (status_ == OSCF_OK && fetch_ && !old_) {
             // A get_accumulate's chunk is in: apply it, then write the old values back.
-            old_ = take_buffer(*win, room_.bytes);
+            old_ = win->eng_.buffers.take_chunk_buffer(room_.bytes);
             OldValues old{old_.get(), room_.bytes};
             status_ = win->scatter_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes,
                                           update_, &old);
@@ -274,8 +227,8 @@ public:
                 win->scatter_pieces(data_.get(), desc_, count_, data_.get() + desc_, chunk_.bytes, update_);
         }
         finish(*win, status_);
-        keep_buffer(*win, data_, desc_ + chunk_.bytes);
-        if (old_) keep_buffer(*win, old_, room_.bytes);
+        win->eng_.buffers.keep_chunk_buffer(data_, desc_ + chunk_.bytes);
+        if (old_) win->eng_.buffers.keep_chunk_buffer(old_, room_.bytes);
         delete this;
     }
 
@@ -315,19 +268,6 @@ private:
         } else {
             am_.answer(window_id_, origin_rank_, token_, status);
         }
-    }
-    // A chunk's buffers (its bytes, a get_accumulate's old values) come from the few the
-    // window keeps: a fresh one of 512 KiB costs a page fault per page on first touch.
-    static std::unique_ptr<uint8_t[]> take_buffer(oscf_win &win, size_t need) {
-        if (need > kRendezvousChunkMax || win.chunk_buffers_.empty())
-            return std::unique_ptr<uint8_t[]>(new uint8_t[std::max(need, kRendezvousChunkMax)]);
-        std::unique_ptr<uint8_t[]> buf = std::move(win.chunk_buffers_.back());
-        win.chunk_buffers_.pop_back();
-        return buf;
-    }
-    static void keep_buffer(oscf_win &win, std::unique_ptr<uint8_t[]> &buf, size_t need) {
-        if (need <= kRendezvousChunkMax && win.chunk_buffers_.size() < kChunkBuffersKept)
-            win.chunk_buffers_.push_back(std::move(buf));
     }
 
     ActiveMessages &am_;

@@ -413,7 +413,7 @@ private:
                    Update u);
     // The same with the runs from cursor. A put whose runs come as it is cut
     // (oscf_run_source, put_streamed) has wire kWireUnknown: each chunk then takes a
-    // registered slot of its own (put_slots_).
+    // registered slot of its own (StagingPool::take_slot).
     static constexpr size_t kWireUnknown = SIZE_MAX;
     int rendezvous_cut(Peer &p, Rendezvous kind, oscf::RunCursor &cursor, size_t bytes, size_t wire,
                        const oscf_packer &pk, const oscf_packer *origin, oscf::OpScope &scope, Update u);
@@ -428,25 +428,10 @@ private:
                    const oscf_packer &pk, oscf::OpScope &scope);
     class RendezvousOrigin;  // one operation's registered copy and answers
     class RendezvousTarget;  // one chunk being served
-    // Buffers kept between operations: a fresh one costs page faults, the origin's a
-    // registration too. mr before mem: the registration closes first.
-    struct Staging {
-        std::unique_ptr<uint8_t[]> mem;
-        size_t cap = 0;
-        oscf::mr_ptr mr;
-        uint64_t key = 0;
-    };
-    Staging staging_;  // the origin's, while no operation holds it
-    std::vector<Staging>
-        put_slots_;  // a streamed put's chunks (put_streamed), kRendezvousChunkMax each, kept
-    // The target's chunk buffers (bytes, old values), kRendezvousChunkMax each.
-    std::vector<std::unique_ptr<uint8_t[]>> chunk_buffers_;
     // Per origin: put chunks read ahead (kAmChunkFollows) and not yet in place, and the
     // answer of the chunk behind them that waits for them (token, status).
     std::map<uint32_t, size_t> chunks_ahead_;
     std::map<uint32_t, std::pair<uint64_t, int>> answers_behind_;
-    int take_staging(size_t bytes, Staging *out);
-    int take_slot(Staging *out);
     std::map<uint32_t, int> scatter_errors_;  // origin rank: first failure of a silent kAmScatter
     int serve_gather_runs(const oscf::AmHeader &h, const uint8_t *payload, size_t len, uint8_t *out,
                           size_t *out_len);

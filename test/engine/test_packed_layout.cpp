@@ -391,3 +391,48 @@ TEST_CASE("MPI_Win_complete of packed puts and accumulates leaves them to the ta
         if (with_get) CHECK(got_at_complete == get_want);
     }
 }
+
+TEST_CASE("the rendezvous's kept buffers belong to the engine, shared by its windows",
+          "[rma][packed_layout]") {
+    // A large put's registered copy (and a streamed put's slots) outlive the operation
+    // for the next one: kept per window, a program with many windows would keep, and
+    // pin where registration pins, a set of them per window.
+    const size_t kSize = 4 << 20;
+    size_t sizes[2] = {kSize, kSize};
+    TwoRanks t("tcp", OSCF_FLAVOR_ALLOCATE, sizes);
+    const std::vector<oscf_run> runs{{0, 12, 8, 200000}};
+    REQUIRE(bytes_of(runs) > 3 * oscf::kRendezvousChunk);
+    auto put = [&](oscf_win *w) {
+        Packer p;
+        p.bytes = pattern(bytes_of(runs), 3);
+        oscf_packer pk = p.api();
+        REQUIRE(oscf_win_lock(w, 1, 0, 0) == OSCF_OK);
+        REQUIRE(oscf_win_put_packed(w, 1, runs.data(), runs.size(), 0, &pk, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_unlock(w, 1) == OSCF_OK);
+        CHECK(p.released == 1);
+    };
+    put(t.win[0]);
+
+    // A second window on the same engines.
+    oscf_win *w2[2] = {nullptr, nullptr};
+    void *b2[2] = {nullptr, nullptr};
+    for (int r = 0; r < 2; ++r) {
+        oscf_win_params p = allocate_params(kSize, r, 2);
+        REQUIRE(oscf_win_create(t.eng[r], &p, &w2[r], &b2[r]) == OSCF_OK);
+    }
+    const size_t bs = oscf_win_blob_size(w2[0]);
+    std::vector<char> blobs(2 * bs);
+    for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_local_blob(w2[r], blobs.data() + r * bs) == OSCF_OK);
+    for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_connect(w2[r], blobs.data()) == OSCF_OK);
+    std::memset(b2[1], 0, kSize);
+
+    uint64_t before = 0, after = 0, bytes = 0;
+    REQUIRE(oscf_engine_registration_stats(&before, &bytes) == OSCF_OK);
+    put(w2[0]);
+    REQUIRE(oscf_engine_registration_stats(&after, &bytes) == OSCF_OK);
+    CHECK(after == before);  // the first window's kept copy served the second's put
+    CHECK(std::memcmp(b2[1], expected(runs, pattern(bytes_of(runs), 3), kSize).data(), kSize) == 0);
+
+    for (int r = 0; r < 2; ++r) oscf_win_free_begin(w2[r]);
+    for (int r = 0; r < 2; ++r) oscf_win_destroy(w2[r]);
+}
