@@ -420,10 +420,7 @@ TEST_CASE("the rendezvous's kept buffers belong to the engine, shared by its win
         oscf_win_params p = allocate_params(kSize, r, 2);
         REQUIRE(oscf_win_create(t.eng[r], &p, &w2[r], &b2[r]) == OSCF_OK);
     }
-    const size_t bs = oscf_win_blob_size(w2[0]);
-    std::vector<char> blobs(2 * bs);
-    for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_local_blob(w2[r], blobs.data() + r * bs) == OSCF_OK);
-    for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_connect(w2[r], blobs.data()) == OSCF_OK);
+    connect_pair(w2);
     std::memset(b2[1], 0, kSize);
 
     uint64_t before = 0, after = 0, bytes = 0;
@@ -433,6 +430,5 @@ TEST_CASE("the rendezvous's kept buffers belong to the engine, shared by its win
     CHECK(after == before);  // the first window's kept copy served the second's put
     CHECK(std::memcmp(b2[1], expected(runs, pattern(bytes_of(runs), 3), kSize).data(), kSize) == 0);
 
-    for (int r = 0; r < 2; ++r) oscf_win_free_begin(w2[r]);
-    for (int r = 0; r < 2; ++r) oscf_win_destroy(w2[r]);
+    free_pair(w2);
 }

@@ -22,6 +22,23 @@ inline oscf_win_params allocate_params(size_t size, int rank, int comm_size) {
     return p;
 }
 
+// Exchanges the two windows' blobs and connects them, as MPI_Win_create's allgather does.
+inline void connect_pair(oscf_win *const win[2]) {
+    const size_t bs = oscf_win_blob_size(win[0]);
+    std::vector<char> blobs(2 * bs);
+    for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_local_blob(win[r], blobs.data() + r * bs) == OSCF_OK);
+    for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_connect(win[r], blobs.data()) == OSCF_OK);
+}
+
+// As MPI_Win_free does: every rank completes its side (free_begin) before any window
+// goes away, since completing may need the peer to answer.
+inline void free_pair(oscf_win *const win[2]) {
+    for (int r = 0; r < 2; ++r)
+        if (win[r]) oscf_win_free_begin(win[r]);
+    for (int r = 0; r < 2; ++r)
+        if (win[r]) oscf_win_destroy(win[r]);
+}
+
 struct TwoRanks {
     oscf_engine *eng[2] = {nullptr, nullptr};
     oscf_win *win[2] = {nullptr, nullptr};
@@ -50,20 +67,12 @@ struct TwoRanks {
             }
             REQUIRE(oscf_win_create(eng[r], &p, &win[r], &base[r]) == OSCF_OK);
         }
-        size_t bs = oscf_win_blob_size(win[0]);
-        std::vector<char> blobs(2 * bs);
-        for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_local_blob(win[r], blobs.data() + r * bs) == OSCF_OK);
-        for (int r = 0; r < 2; ++r) REQUIRE(oscf_win_connect(win[r], blobs.data()) == OSCF_OK);
+        connect_pair(win);
     }
-    // As MPI_Win_free does: every rank completes its side (free_begin) before any
-    // window goes away, since completing may need the peer to answer.
     ~TwoRanks() {
+        free_pair(win);
         for (int r = 0; r < 2; ++r)
-            if (win[r]) oscf_win_free_begin(win[r]);
-        for (int r = 0; r < 2; ++r) {
-            if (win[r]) oscf_win_destroy(win[r]);
             if (eng[r]) oscf_engine_close(eng[r]);
-        }
     }
     char *mem(int r) const { return static_cast<char *>(base[r]); }
     oscf_win_stats stats(int r) const {
