@@ -32,7 +32,6 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
-#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -47,6 +46,7 @@
 
 #include "bench.h"
 #include "fi_check.h"
+#include "raw_ep.h"
 
 #define DEFAULT_MIN_SIZE 1L
 #define DEFAULT_MAX_SIZE (1L << 22) /* 4 MiB, like OSU */
@@ -110,13 +110,7 @@ struct bench {
     int rank, peer_rank;
     int origin, target; /* roles of this rank in the current mode */
 
-    struct fi_info *info;
-    struct fid_fabric *fabric;
-    struct fid_domain *domain;
-    struct fid_cq *cq;
-    struct fid_av *av;
-    struct fid_ep *ep;
-    fi_addr_t peer;
+    struct raw_ep fi;
     uint64_t mr_mode;
 
     struct region win; /* remotely accessible: control word + data */
@@ -210,9 +204,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 static void open_fabric(struct bench *b)
 {
     struct fi_info *hints = fi_allocinfo();
-    struct fi_cq_attr cq_attr;
-    struct fi_av_attr av_attr;
-
     if (hints == NULL) bench_die(BENCH_EXIT_FAILURE, "fi_allocinfo failed");
     /* The capabilities osc/fabric asks for, so the same provider is chosen. */
     hints->caps = FI_RMA | FI_ATOMIC;
@@ -227,52 +218,10 @@ static void open_fabric(struct bench *b)
         hints->fabric_attr->prov_name = strdup(b->opt.prov);
         if (hints->fabric_attr->prov_name == NULL) bench_die(BENCH_EXIT_USAGE, "out of memory");
     }
-
-    FI_CK(fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &b->info));
-    fi_freeinfo(hints);
-    b->mr_mode = b->info->domain_attr->mr_mode;
-    /* A provider may drop the flag from the returned attributes; we want it. */
-    b->info->tx_attr->op_flags |= FI_DELIVERY_COMPLETE;
-
-    FI_CK(fi_fabric(b->info->fabric_attr, &b->fabric, NULL));
-    FI_CK(fi_domain(b->fabric, b->info, &b->domain, NULL));
-
-    memset(&cq_attr, 0, sizeof cq_attr);
-    cq_attr.format = FI_CQ_FORMAT_CONTEXT;
-    cq_attr.wait_obj = FI_WAIT_NONE;
-    cq_attr.size = (size_t)(2 * b->opt.window + 64);
-    FI_CK(fi_cq_open(b->domain, &cq_attr, &b->cq, NULL));
-
-    memset(&av_attr, 0, sizeof av_attr);
-    av_attr.type = FI_AV_TABLE;
-    av_attr.count = 2;
-    FI_CK(fi_av_open(b->domain, &av_attr, &b->av, NULL));
-
-    FI_CK(fi_endpoint(b->domain, b->info, &b->ep, NULL));
-    FI_CK(fi_ep_bind(b->ep, &b->cq->fid, FI_TRANSMIT | FI_RECV));
-    FI_CK(fi_ep_bind(b->ep, &b->av->fid, 0));
-    FI_CK(fi_enable(b->ep));
-}
-
-/* Swap endpoint names with the peer and put the peer into the AV. */
-static void connect_peer(struct bench *b)
-{
-    char name[256], peer_name[256];
-    size_t len = sizeof name;
-    unsigned long mylen, peerlen = 0;
-    int n;
-
-    FI_CK(fi_getname(&b->ep->fid, name, &len));
-    mylen = (unsigned long)len;
-    MPI_CK(MPI_Sendrecv(&mylen, 1, MPI_UNSIGNED_LONG, b->peer_rank, 0, &peerlen, 1, MPI_UNSIGNED_LONG,
-                        b->peer_rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    if (peerlen > sizeof peer_name) bench_die(BENCH_EXIT_FAILURE, "peer address too long (%lu)", peerlen);
-    MPI_CK(MPI_Sendrecv(name, (int)mylen, MPI_BYTE, b->peer_rank, 1, peer_name, (int)peerlen, MPI_BYTE,
-                        b->peer_rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    n = fi_av_insert(b->av, peer_name, 1, &b->peer, 0, NULL);
-    if (n != 1) {
-        fi_check_fail(n < 0 ? n : -FI_EINVAL, "fi_av_insert", __FILE__, __LINE__);
-    }
+    const struct fi_cq_attr cq_attr = {
+        .format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE, .size = (size_t)(2 * b->opt.window + 64)};
+    raw_ep_open(&b->fi, hints, &cq_attr);
+    b->mr_mode = b->fi.info->domain_attr->mr_mode;
 }
 
 /* Allocates r->bytes and registers them when 'must' is set.  Keys we choose
@@ -286,9 +235,9 @@ static void make_region(struct bench *b, struct region *r, size_t bytes, uint64_
     r->desc = NULL;
     r->key = 0;
     if (!must) return;
-    FI_CK(fi_mr_reg(b->domain, r->buf, bytes, access, 0, req_key, 0, &r->mr, NULL));
+    FI_CK(fi_mr_reg(b->fi.domain, r->buf, bytes, access, 0, req_key, 0, &r->mr, NULL));
     if (b->mr_mode & FI_MR_ENDPOINT) {
-        FI_CK(fi_mr_bind(r->mr, &b->ep->fid, 0));
+        FI_CK(fi_mr_bind(r->mr, &b->fi.ep->fid, 0));
         FI_CK(fi_mr_enable(r->mr));
     }
     r->key = fi_mr_key(r->mr);
@@ -351,12 +300,7 @@ static void close_fabric(struct bench *b)
     free_region(&b->res);
     free_region(&b->cmp);
     free_region(&b->sig);
-    FI_CK(fi_close(&b->ep->fid));
-    FI_CK(fi_close(&b->av->fid));
-    FI_CK(fi_close(&b->cq->fid));
-    FI_CK(fi_close(&b->domain->fid));
-    FI_CK(fi_close(&b->fabric->fid));
-    fi_freeinfo(b->info);
+    raw_ep_close(&b->fi);
     free(b->ctx);
 }
 
@@ -367,14 +311,15 @@ static void check_atomic_support(struct bench *b)
     int rc = 0;
 
     switch (b->opt.op) {
-    case OP_ACC: rc = fi_atomicvalid(b->ep, FI_INT64, FI_SUM, &count); break;
-    case OP_FOP: rc = fi_fetch_atomicvalid(b->ep, FI_INT64, FI_SUM, &count); break;
-    case OP_CAS: rc = fi_compare_atomicvalid(b->ep, FI_INT64, FI_CSWAP, &count); break;
+    case OP_ACC: rc = fi_atomicvalid(b->fi.ep, FI_INT64, FI_SUM, &count); break;
+    case OP_FOP: rc = fi_fetch_atomicvalid(b->fi.ep, FI_INT64, FI_SUM, &count); break;
+    case OP_CAS: rc = fi_compare_atomicvalid(b->fi.ep, FI_INT64, FI_CSWAP, &count); break;
     default: return;
     }
     if (rc != 0 || count < 1)
-        bench_die(BENCH_EXIT_FAILURE, "provider %s does not support %s (%s)", b->info->fabric_attr->prov_name,
-                  op_fi_names[b->opt.op], rc != 0 ? fi_strerror(-rc) : "count 0");
+        bench_die(BENCH_EXIT_FAILURE, "provider %s does not support %s (%s)",
+                  b->fi.info->fabric_attr->prov_name, op_fi_names[b->opt.op],
+                  rc != 0 ? fi_strerror(-rc) : "count 0");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -383,7 +328,7 @@ static void check_atomic_support(struct bench *b)
 static void progress(struct bench *b)
 {
     struct fi_cq_entry ent[CQ_BATCH];
-    ssize_t n = fi_cq_read(b->cq, ent, CQ_BATCH);
+    ssize_t n = fi_cq_read(b->fi.cq, ent, CQ_BATCH);
 
     if (n > 0) {
         b->outstanding -= n;
@@ -391,9 +336,9 @@ static void progress(struct bench *b)
         struct fi_cq_err_entry err;
 
         memset(&err, 0, sizeof err);
-        FI_CK(fi_cq_readerr(b->cq, &err, 0));
+        FI_CK(fi_cq_readerr(b->fi.cq, &err, 0));
         bench_die(BENCH_EXIT_FAILURE, "operation failed: %s (%d), provider: %s", fi_strerror(err.err),
-                  err.err, fi_cq_strerror(b->cq, err.prov_errno, err.err_data, NULL, 0));
+                  err.err, fi_cq_strerror(b->fi.cq, err.prov_errno, err.err_data, NULL, 0));
     } else if (n != -FI_EAGAIN) {
         fi_check_fail(n, "fi_cq_read", __FILE__, __LINE__);
     }
@@ -424,24 +369,24 @@ static inline void issue_op(struct bench *b, long k)
 
     switch (b->opt.op) {
     case OP_PUT:
-        POST(b, fi_write(b->ep, b->src.buf + off, (size_t)b->size, b->src.desc, b->peer, raddr + off,
+        POST(b, fi_write(b->fi.ep, b->src.buf + off, (size_t)b->size, b->src.desc, b->fi.peer, raddr + off,
                          b->peer_key, ctx));
         break;
     case OP_GET:
-        POST(b, fi_read(b->ep, b->res.buf + off, (size_t)b->size, b->res.desc, b->peer, raddr + off,
+        POST(b, fi_read(b->fi.ep, b->res.buf + off, (size_t)b->size, b->res.desc, b->fi.peer, raddr + off,
                         b->peer_key, ctx));
         break;
     case OP_ACC:
-        POST(b, fi_atomic(b->ep, b->src.buf, 1, b->src.desc, b->peer, raddr, b->peer_key, FI_INT64, FI_SUM,
-                          ctx));
+        POST(b, fi_atomic(b->fi.ep, b->src.buf, 1, b->src.desc, b->fi.peer, raddr, b->peer_key, FI_INT64,
+                          FI_SUM, ctx));
         break;
     case OP_FOP:
-        POST(b, fi_fetch_atomic(b->ep, b->src.buf, 1, b->src.desc, b->res.buf + (size_t)k * ATOMIC_SIZE,
-                                b->res.desc, b->peer, raddr, b->peer_key, FI_INT64, FI_SUM, ctx));
+        POST(b, fi_fetch_atomic(b->fi.ep, b->src.buf, 1, b->src.desc, b->res.buf + (size_t)k * ATOMIC_SIZE,
+                                b->res.desc, b->fi.peer, raddr, b->peer_key, FI_INT64, FI_SUM, ctx));
         break;
     case OP_CAS:
-        POST(b, fi_compare_atomic(b->ep, b->src.buf, 1, b->src.desc, b->cmp.buf, b->cmp.desc,
-                                  b->res.buf + (size_t)k * ATOMIC_SIZE, b->res.desc, b->peer, raddr,
+        POST(b, fi_compare_atomic(b->fi.ep, b->src.buf, 1, b->src.desc, b->cmp.buf, b->cmp.desc,
+                                  b->res.buf + (size_t)k * ATOMIC_SIZE, b->res.desc, b->fi.peer, raddr,
                                   b->peer_key, FI_INT64, FI_CSWAP, ctx));
         break;
     default: break;
@@ -673,8 +618,8 @@ static uint64_t load_ctrl(struct bench *b)
 static void signal_peer(struct bench *b)
 {
     put_u64(b->sig.buf, 0, b->phase);
-    POST(b, fi_write(b->ep, b->sig.buf, sizeof(uint64_t), b->sig.desc, b->peer, b->peer_win, b->peer_key,
-                     &b->ctx[b->wsize]));
+    POST(b, fi_write(b->fi.ep, b->sig.buf, sizeof(uint64_t), b->sig.desc, b->fi.peer, b->peer_win,
+                     b->peer_key, &b->ctx[b->wsize]));
     wait_all(b);
 }
 
@@ -699,8 +644,8 @@ static void print_header(const struct bench *b)
            : o->mode == MODE_RATE ? "message rate"
            : o->mode == MODE_BW   ? "bandwidth"
                                   : "bidirectional bandwidth");
-    printf("# Provider: %s (fabric %s, domain %s), libfabric %u.%u\n", b->info->fabric_attr->prov_name,
-           b->info->fabric_attr->name, b->info->domain_attr->name, FI_MAJOR(v), FI_MINOR(v));
+    printf("# Provider: %s (fabric %s, domain %s), libfabric %u.%u\n", b->fi.info->fabric_attr->prov_name,
+           b->fi.info->fabric_attr->name, b->fi.info->domain_attr->name, FI_MAJOR(v), FI_MINOR(v));
     printf("# Operation: %s, tx op_flags FI_DELIVERY_COMPLETE, target polls fi_cq_read\n",
            op_fi_names[o->op]);
     printf("# mr_mode: %s\n", mr_mode ? fi_tostr(&mr_mode, FI_TYPE_MR_MODE) : "none");
@@ -733,7 +678,7 @@ int main(int argc, char **argv)
     b.wsize = b.opt.mode == MODE_LAT ? 1 : b.opt.window;
 
     open_fabric(&b);
-    connect_peer(&b);
+    raw_ep_connect(&b.fi, b.peer_rank);
     make_buffers(&b);
     check_atomic_support(&b);
     if (b.rank == 0) print_header(&b);

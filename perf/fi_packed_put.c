@@ -29,7 +29,6 @@
 #include <mpi.h>
 
 #include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -42,6 +41,7 @@
 
 #include "bench.h"
 #include "fi_check.h"
+#include "raw_ep.h"
 
 #define RECVS 64                /* small messages a rank keeps posted */
 #define MSG_NOTICE (1ULL << 62) /* pull: "chunk N is packed" */
@@ -60,13 +60,7 @@ struct options {
 struct bench {
     struct options opt;
     int rank;
-    struct fi_info *info;
-    struct fid_fabric *fabric;
-    struct fid_domain *domain;
-    struct fid_cq *cq;
-    struct fid_av *av;
-    struct fid_ep *ep;
-    fi_addr_t peer;
+    struct raw_ep fi;
     int virt_addr;
 
     /* Target: the window (3 * total for the segments, then total for the contiguous
@@ -136,7 +130,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 static void post_recv(struct bench *b, int i)
 {
-    FI_CK(fi_recv(b->ep, &b->recv_buf[i], sizeof b->recv_buf[i], NULL, b->peer, &ctx_recv[i]));
+    FI_CK(fi_recv(b->fi.ep, &b->recv_buf[i], sizeof b->recv_buf[i], NULL, b->fi.peer, &ctx_recv[i]));
 }
 
 /* One round of the CQ. Received messages are queued in order in landed_number when
@@ -144,11 +138,11 @@ static void post_recv(struct bench *b, int i)
 static void poll_cq(struct bench *b)
 {
     struct fi_cq_data_entry e[16];
-    ssize_t n = fi_cq_read(b->cq, e, 16);
+    ssize_t n = fi_cq_read(b->fi.cq, e, 16);
     if (n == -FI_EAGAIN) return;
     if (n == -FI_EAVAIL) {
         struct fi_cq_err_entry err = {0};
-        FI_CK(fi_cq_readerr(b->cq, &err, 0));
+        FI_CK(fi_cq_readerr(b->fi.cq, &err, 0));
         bench_die(BENCH_EXIT_FAILURE, "completion error: %s", fi_strerror(err.err));
     }
     FI_CK(n);
@@ -174,7 +168,7 @@ static void poll_cq(struct bench *b)
 static void send_msg(struct bench *b, uint64_t m)
 {
     ssize_t rc;
-    while ((rc = fi_inject(b->ep, &m, sizeof m, b->peer)) == -FI_EAGAIN) poll_cq(b);
+    while ((rc = fi_inject(b->fi.ep, &m, sizeof m, b->fi.peer)) == -FI_EAGAIN) poll_cq(b);
     FI_CK(rc);
 }
 
@@ -218,7 +212,7 @@ static void origin_packed(struct bench *b, long seg)
         for (long at = 0; at < bytes; at += seg) memcpy(slot + at, b->mem + 2 * (from + at), (size_t)seg);
         if (o->way == WAY_PUSH) {
             ssize_t rc;
-            while ((rc = fi_writedata(b->ep, slot, (size_t)bytes, NULL, (uint64_t)c, b->peer,
+            while ((rc = fi_writedata(b->fi.ep, slot, (size_t)bytes, NULL, (uint64_t)c, b->fi.peer,
                                       b->peer_slots + room, b->peer_slots_key, &ctx_slot[s])) == -FI_EAGAIN)
                 poll_cq(b);
             FI_CK(rc);
@@ -249,8 +243,9 @@ static void target_packed(struct bench *b, long seg)
             const long bytes = chunk_bytes(o, c);
             const uint64_t room = (uint64_t)(c % o->slots) * (uint64_t)o->chunk;
             ssize_t rc;
-            while ((rc = fi_read(b->ep, b->slots + room, (size_t)bytes, NULL, b->peer, b->peer_slots + room,
-                                 b->peer_slots_key, &ctx_slot[c % o->slots])) == -FI_EAGAIN)
+            while ((rc = fi_read(b->fi.ep, b->slots + room, (size_t)bytes, NULL, b->fi.peer,
+                                 b->peer_slots + room, b->peer_slots_key, &ctx_slot[c % o->slots])) ==
+                   -FI_EAGAIN)
                 poll_cq(b);
             FI_CK(rc);
             read++;
@@ -293,30 +288,13 @@ static void setup(struct bench *b)
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->mode = 0;
     if (b->opt.prov) hints->fabric_attr->prov_name = strdup(b->opt.prov);
-    FI_CK(fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &b->info));
-    fi_freeinfo(hints);
-    if (b->opt.way == WAY_PUSH && b->info->domain_attr->cq_data_size < 4)
+    const struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 1024};
+    raw_ep_open(&b->fi, hints, &cq_attr);
+    if (b->opt.way == WAY_PUSH && b->fi.info->domain_attr->cq_data_size < 4)
         bench_die(BENCH_EXIT_FAILURE, "%s carries no remote CQ data: -t push needs it",
-                  b->info->fabric_attr->prov_name);
-    b->virt_addr = (b->info->domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
-    FI_CK(fi_fabric(b->info->fabric_attr, &b->fabric, NULL));
-    FI_CK(fi_domain(b->fabric, b->info, &b->domain, NULL));
-    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 1024};
-    FI_CK(fi_cq_open(b->domain, &cq_attr, &b->cq, NULL));
-    struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-    FI_CK(fi_av_open(b->domain, &av_attr, &b->av, NULL));
-    FI_CK(fi_endpoint(b->domain, b->info, &b->ep, NULL));
-    FI_CK(fi_ep_bind(b->ep, &b->cq->fid, FI_TRANSMIT | FI_RECV));
-    FI_CK(fi_ep_bind(b->ep, &b->av->fid, 0));
-    FI_CK(fi_enable(b->ep));
-
-    char name[256], peer_name[256];
-    size_t len = sizeof name;
-    FI_CK(fi_getname(&b->ep->fid, name, &len));
-    MPI_CK(MPI_Sendrecv(name, (int)len, MPI_BYTE, 1 - b->rank, 0, peer_name, (int)sizeof peer_name, MPI_BYTE,
-                        1 - b->rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    if (fi_av_insert(b->av, peer_name, 1, &b->peer, 0, NULL) != 1)
-        bench_die(BENCH_EXIT_FAILURE, "fi_av_insert failed");
+                  b->fi.info->fabric_attr->prov_name);
+    b->virt_addr = (b->fi.info->domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
+    raw_ep_connect(&b->fi, 1 - b->rank);
 
     const struct options *o = &b->opt;
     const size_t mem_bytes = (size_t)(b->rank == 0 ? 2 * o->total : 4 * o->total);
@@ -324,9 +302,9 @@ static void setup(struct bench *b)
     b->mem = bench_alloc(4096, mem_bytes);
     b->slots = bench_alloc(4096, slot_bytes);
     /* Distinct requested keys: providers that take the user's key refuse a repeat. */
-    FI_CK(fi_mr_reg(b->domain, b->mem, mem_bytes, FI_REMOTE_WRITE, 0, 1 + (uint64_t)b->rank * 2, 0,
+    FI_CK(fi_mr_reg(b->fi.domain, b->mem, mem_bytes, FI_REMOTE_WRITE, 0, 1 + (uint64_t)b->rank * 2, 0,
                     &b->mem_mr, NULL));
-    FI_CK(fi_mr_reg(b->domain, b->slots, slot_bytes, FI_REMOTE_WRITE | FI_REMOTE_READ, 0,
+    FI_CK(fi_mr_reg(b->fi.domain, b->slots, slot_bytes, FI_REMOTE_WRITE | FI_REMOTE_READ, 0,
                     2 + (uint64_t)b->rank * 2, 0, &b->slots_mr, NULL));
     const uint64_t mine[4] = {b->virt_addr ? (uint64_t)(uintptr_t)b->mem : 0, fi_mr_key(b->mem_mr),
                               b->virt_addr ? (uint64_t)(uintptr_t)b->slots : 0, fi_mr_key(b->slots_mr)};
@@ -340,14 +318,9 @@ static void setup(struct bench *b)
 
 static void teardown(struct bench *b)
 {
-    fi_close(&b->ep->fid); /* before what it is bound to */
-    fi_close(&b->slots_mr->fid);
-    fi_close(&b->mem_mr->fid);
-    fi_close(&b->av->fid);
-    fi_close(&b->cq->fid);
-    fi_close(&b->domain->fid);
-    fi_close(&b->fabric->fid);
-    fi_freeinfo(b->info);
+    FI_CK(fi_close(&b->slots_mr->fid));
+    FI_CK(fi_close(&b->mem_mr->fid));
+    raw_ep_close(&b->fi);
     free(b->mem);
     free(b->slots);
 }
@@ -375,11 +348,11 @@ static long run_size(struct bench *b, long seg, double *packed, double *contig)
         if (b->rank == 0) {
             const long want = b->writes + 1;
             ssize_t rc;
-            while ((rc = fi_writemsg(b->ep,
+            while ((rc = fi_writemsg(b->fi.ep,
                                      &(struct fi_msg_rma){
                                          .msg_iov = &(struct iovec){b->mem, (size_t)o->total},
                                          .iov_count = 1,
-                                         .addr = b->peer,
+                                         .addr = b->fi.peer,
                                          .rma_iov = &(struct fi_rma_iov){b->peer_mem + 3 * (uint64_t)o->total,
                                                                          (size_t)o->total, b->peer_mem_key},
                                          .rma_iov_count = 1,
@@ -418,7 +391,7 @@ int main(int argc, char **argv)
             "# %ld-byte chunks, %ld in flight, moved by %s over %s, against one fi_write of the same\n"
             "# bytes; medians of %ld puts each\n",
             o->total, o->chunk, o->slots, o->way == WAY_PUSH ? "fi_writedata" : "fi_read",
-            b.info->fabric_attr->prov_name, o->iters);
+            b.fi.info->fabric_attr->prov_name, o->iters);
         printf("%-12s %10s %14s %14s %8s\n", "# Segment", "Segments", "Packed MB/s", "Contig MB/s", "Ratio");
     }
     double *packed = bench_alloc(64, sizeof(double) * (size_t)o->iters);
