@@ -11,8 +11,8 @@
  *
  * Exactly two processes.
  *
- *   osc_ddt_random [-o put|get|acc] [-s fence|lock|pscw] [-n INTS] [-r ROUNDS]
- *                  [-x WARMUP] [-S SEED] [-c]
+ *   osc_ddt_random [-o put|get|acc] [-s fence|lock|pscw] [-w create|allocate|dynamic]
+ *                  [-n INTS] [-r ROUNDS] [-x WARMUP] [-S SEED] [-c]
  */
 #include <mpi.h>
 
@@ -29,7 +29,7 @@ enum sync { S_FENCE, S_LOCK, S_PSCW, S_N };
 static const char *const sync_names[S_N] = {"fence", "lock", "pscw"};
 
 struct options {
-    int op, sync, check;
+    int op, sync, flavor, check;
     long ints, rounds, warmup, seed;
 };
 
@@ -39,6 +39,7 @@ static void usage(FILE *f)
             "Usage: mpirun -np 2 osc_ddt_random [options]\n"
             "  -o put|get|acc     operation (default put; acc is MPI_SUM on MPI_INT)\n"
             "  -s fence|lock|pscw synchronization of each round's epoch (default fence)\n"
+            "  -w create|allocate|dynamic  window flavor (default allocate)\n"
             "  -n INTS            ints moved by each call (default 262144)\n"
             "  -r ROUNDS          timed rounds, a new pair of datatypes each (default 20)\n"
             "  -x WARMUP          untimed rounds first (default 1: connections, first touches)\n"
@@ -135,10 +136,11 @@ int main(int argc, char **argv)
 {
     int rank;
     const int np = bench_start(&argc, &argv, "osc_ddt_random", &rank);
-    struct options o = {.ints = 262144, .rounds = 20, .warmup = 1, .seed = 1};
+    struct options o = {.flavor = BENCH_ALLOCATE, .ints = 262144, .rounds = 20, .warmup = 1, .seed = 1};
     const struct bench_opt opts[] = {
         {'o', BENCH_NAME, &o.op, 0, O_N, op_names, NULL},
         {'s', BENCH_NAME, &o.sync, 0, S_N, sync_names, NULL},
+        {'w', BENCH_NAME, &o.flavor, 0, BENCH_FLAVORS, bench_flavor_names, NULL},
         {'n', BENCH_LONG, &o.ints, 1, 1L << 24, NULL, NULL},
         {'r', BENCH_LONG, &o.rounds, 1, 1000000L, NULL, NULL},
         {'x', BENCH_LONG, &o.warmup, 0, 1000000L, NULL, NULL},
@@ -152,7 +154,7 @@ int main(int argc, char **argv)
     /* The widest a type can be: every block followed by a gap as long as itself. */
     const size_t bytes = (size_t)o.ints * 2 * sizeof(int) + 4096 * 64;
     struct bench_win w;
-    bench_win_create(&w, BENCH_ALLOCATE, bytes, 4096, 1 - rank);
+    bench_win_create(&w, (enum bench_flavor)o.flavor, bytes, 4096, 1 - rank);
     unsigned char *local = bench_alloc(4096, bytes);
     int *want = bench_alloc(64, (size_t)o.ints * sizeof(int));
     int *scratch = bench_alloc(64, (size_t)o.ints * sizeof(int));
@@ -160,11 +162,11 @@ int main(int argc, char **argv)
     if (rank == 0) {
         printf(
             "# osc_ddt_random: MPI_%s of %ld MPI_INT between random derived datatypes, one call\n"
-            "# per %s epoch, a new pair of datatypes each round (seed %ld); MPI_Win_allocate.\n",
+            "# per %s epoch, a new pair of datatypes each round (seed %ld); %s.\n",
             o.op == O_PUT   ? "Put"
             : o.op == O_GET ? "Get"
                             : "Accumulate (MPI_SUM)",
-            o.ints, sync_names[o.sync], o.seed);
+            o.ints, sync_names[o.sync], o.seed, bench_flavor_mpi_names[o.flavor]);
         bench_print_library();
         printf("%-10s %14s %14s %14s\n", "# Rounds", "Seconds", "ms per call", "MB/s");
         fflush(stdout);
@@ -190,11 +192,11 @@ int main(int argc, char **argv)
         epoch_begin(&o, w.win, peer, rank);
         if (rank == 0) {
             if (o.op == O_PUT)
-                MPI_CK(MPI_Put(local, 1, otype, 1, 0, 1, ttype, w.win));
+                MPI_CK(MPI_Put(local, 1, otype, 1, w.peer_disp, 1, ttype, w.win));
             else if (o.op == O_GET)
-                MPI_CK(MPI_Get(local, 1, otype, 1, 0, 1, ttype, w.win));
+                MPI_CK(MPI_Get(local, 1, otype, 1, w.peer_disp, 1, ttype, w.win));
             else
-                MPI_CK(MPI_Accumulate(local, 1, otype, 1, 0, 1, ttype, MPI_SUM, w.win));
+                MPI_CK(MPI_Accumulate(local, 1, otype, 1, w.peer_disp, 1, ttype, MPI_SUM, w.win));
         }
         epoch_end(&o, w.win, rank);
         if (r >= 0) total += MPI_Wtime() - t0;
