@@ -17,7 +17,8 @@
  *
  * Exactly two processes; rank 0 is the origin, rank 1 the target.
  *
- *   osc_ddt [-t put|get|acc|gacc] [-L both|origin|target] [-T TOTAL] [-m [MIN:]MAX] [-i ITERS]
+ *   osc_ddt [-t put|get|acc|gacc] [-L both|origin|target] [-w create|allocate|dynamic]
+ *           [-T TOTAL] [-m [MIN:]MAX] [-i ITERS]
  *           [-x WARMUP] [-r ROUNDS] [-c]
  *
  * -c checks every byte that moved (and that the bytes between target segments stayed
@@ -50,6 +51,7 @@ static const char *const layout_names[L_N] = {"both", "origin", "target"};
 struct options {
     int kind;
     int layout;
+    int flavor;
     long total;
     long sizes[2];
     struct bench_iters it;
@@ -63,6 +65,7 @@ static void usage(FILE *f)
             "Usage: mpirun -np 2 osc_ddt [options]\n"
             "  -t put|get|acc|gacc  operation (default put; acc and gacc: MPI_INT, MPI_SUM)\n"
             "  -L both|origin|target  the strided sides; the others are contiguous (default both)\n"
+            "  -w create|allocate|dynamic  window flavor (default allocate)\n"
             "  -T TOTAL       bytes moved by one operation (default %ld)\n"
             "  -m [MIN:]MAX   segment sizes, powers of two (default %ld:%ld)\n"
             "  -i ITERS       timed operations per size and layout (default 100, 20 above 8 B)\n"
@@ -80,12 +83,14 @@ static int parse(int argc, char **argv, struct options *o)
     o->sizes[0] = DEFAULT_MIN;
     o->sizes[1] = DEFAULT_MAX;
     o->rounds = DEFAULT_ROUNDS;
+    o->flavor = BENCH_ALLOCATE;
     /* Small segments mean many of them per operation: fewer iterations there would
      * make the noisy small end noisier, so the split is at 8 bytes only. */
     o->it = (struct bench_iters){-1, -1, 100, 10, 20, 2, 8, NULL};
     const struct bench_opt opts[] = {
         {'t', BENCH_NAME, &o->kind, 0, K_N, kind_names, NULL},
         {'L', BENCH_NAME, &o->layout, 0, L_N, layout_names, NULL},
+        {'w', BENCH_NAME, &o->flavor, 0, BENCH_FLAVORS, bench_flavor_names, NULL},
         {'T', BENCH_LONG, &o->total, 1, MAX_TOTAL, NULL, NULL},
         {'m', BENCH_RANGE, o->sizes, 1, MAX_TOTAL, NULL, NULL},
         {'i', BENCH_LONG, &o->it.iters, 1, 1000000000L, NULL, NULL},
@@ -129,21 +134,24 @@ static MPI_Datatype vector_of(long nseg, long seg, long stride, MPI_Datatype uni
 }
 
 /* Times iters operations (one op + flush each), after warmup ones. */
-static double run(const struct options *o, MPI_Win win, unsigned char *lbuf, unsigned char *rbuf, int count,
-                  MPI_Datatype ltype, MPI_Datatype ttype, long iters, long warmup)
+static double run(const struct options *o, const struct bench_win *w, unsigned char *lbuf,
+                  unsigned char *rbuf, int count, MPI_Datatype ltype, MPI_Datatype ttype, long iters,
+                  long warmup)
 {
     double t0 = 0;
+    const MPI_Win win = w->win;
+    const MPI_Aint at = w->peer_disp;
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup) t0 = MPI_Wtime();
         if (o->kind == K_PUT)
-            MPI_CK(MPI_Put(lbuf, count, ltype, 1, 0, count, ttype, win));
+            MPI_CK(MPI_Put(lbuf, count, ltype, 1, at, count, ttype, win));
         else if (o->kind == K_GET)
-            MPI_CK(MPI_Get(lbuf, count, ltype, 1, 0, count, ttype, win));
+            MPI_CK(MPI_Get(lbuf, count, ltype, 1, at, count, ttype, win));
         else if (o->kind == K_ACC)
-            MPI_CK(MPI_Accumulate(lbuf, count, ltype, 1, 0, count, ttype, MPI_SUM, win));
+            MPI_CK(MPI_Accumulate(lbuf, count, ltype, 1, at, count, ttype, MPI_SUM, win));
         else
-            MPI_CK(
-                MPI_Get_accumulate(lbuf, count, ltype, rbuf, count, ltype, 1, 0, count, ttype, MPI_SUM, win));
+            MPI_CK(MPI_Get_accumulate(lbuf, count, ltype, rbuf, count, ltype, 1, at, count, ttype, MPI_SUM,
+                                      win));
         MPI_CK(MPI_Win_flush(1, win));
     }
     return (MPI_Wtime() - t0) / (double)iters;
@@ -160,17 +168,17 @@ int main(int argc, char **argv)
     /* Room for the widest layout: TOTAL bytes at a stride of 3 segments. */
     const size_t bytes = (size_t)o.total * 3;
     struct bench_win w;
-    bench_win_create(&w, BENCH_ALLOCATE, bytes, 4096, 1 - rank);
+    bench_win_create(&w, (enum bench_flavor)o.flavor, bytes, 4096, 1 - rank);
     unsigned char *lbuf = bench_alloc(4096, bytes), *rbuf = bench_alloc(4096, bytes);
     const int acc = o.kind >= K_ACC;
     const MPI_Datatype unit = acc ? MPI_INT : MPI_BYTE;
     if (rank == 0) {
         printf(
             "# osc_ddt: MPI_%s of %ld bytes as vectors of S-byte segments of %s (strided: %s;\n"
-            "# origin stride 2S, target 3S) and as one contiguous block; MPI_Win_allocate, lock\n"
+            "# origin stride 2S, target 3S) and as one contiguous block; %s, lock\n"
             "# held, one operation + MPI_Win_flush per iteration; medians of %ld rounds.\n",
             call_names[o.kind], o.total, acc ? "MPI_INT, MPI_SUM" : "MPI_BYTE", layout_names[o.layout],
-            o.rounds);
+            bench_flavor_mpi_names[o.flavor], o.rounds);
         bench_print_library();
         bench_print_iterations(&o.it);
         printf("%-10s %10s %14s %14s %10s\n", "# Segment", "Segments", "DDT MB/s", "Contig MB/s", "Ratio");
@@ -205,7 +213,7 @@ int main(int argc, char **argv)
          * overwrite the target's memory. */
         double ddt[MAX_ROUNDS], contig[MAX_ROUNDS], ratio[MAX_ROUNDS];
         if (rank == 0) {
-            ddt[0] = run(&o, w.win, lbuf, rbuf, 1, ltype, ttype, iters, warmup);
+            ddt[0] = run(&o, &w, lbuf, rbuf, 1, ltype, ttype, iters, warmup);
             if (o.check) {
                 MPI_CK(MPI_Win_flush(1, w.win));
                 long bad = 0;
@@ -258,9 +266,9 @@ int main(int argc, char **argv)
         }
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         for (long r = 0; rank == 0 && r < o.rounds; r++) {
-            if (r > 0) ddt[r] = run(&o, w.win, lbuf, rbuf, 1, ltype, ttype, iters, warmup);
+            if (r > 0) ddt[r] = run(&o, &w, lbuf, rbuf, 1, ltype, ttype, iters, warmup);
             /* The same bytes as one block; the data no longer matters. */
-            contig[r] = run(&o, w.win, lbuf, rbuf, (int)(acc ? moved / 4 : moved), unit, unit, iters, warmup);
+            contig[r] = run(&o, &w, lbuf, rbuf, (int)(acc ? moved / 4 : moved), unit, unit, iters, warmup);
             ratio[r] = ddt[r] / contig[r];
         }
         if (rank == 0) {

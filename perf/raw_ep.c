@@ -40,8 +40,8 @@ void raw_ep_connect(struct raw_ep *e, int peer_rank)
     MPI_CK(MPI_Sendrecv(&mylen, 1, MPI_UNSIGNED_LONG, peer_rank, 0, &peerlen, 1, MPI_UNSIGNED_LONG, peer_rank,
                         0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     if (peerlen > sizeof peer_name) bench_die(BENCH_EXIT_FAILURE, "peer address too long (%lu)", peerlen);
-    MPI_CK(MPI_Sendrecv(name, (int)mylen, MPI_BYTE, peer_rank, 1, peer_name, (int)peerlen, MPI_BYTE, peer_rank,
-                        1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_CK(MPI_Sendrecv(name, (int)mylen, MPI_BYTE, peer_rank, 1, peer_name, (int)peerlen, MPI_BYTE,
+                        peer_rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     const int n = fi_av_insert(e->av, peer_name, 1, &e->peer, 0, NULL);
     if (n != 1) fi_check_fail(n < 0 ? n : -FI_EINVAL, "fi_av_insert", __FILE__, __LINE__);
 }
