@@ -5,7 +5,10 @@
  * locks waited.
  *
  *   mpicc -o pvars examples/pvars.c
- *   mpirun -np 2 --mca osc fabric ./pvars [ITERATIONS]
+ *   mpirun -np 2 --mca osc fabric ./pvars [ITERATIONS [create]]
+ *
+ * With "create" the window is MPI_Win_create's over malloc'd memory instead of
+ * MPI_Win_allocate's: on one node its puts and gets take another direct route.
  *
  * Rank 0 prints one line per variable: its name, the change over the loop (a level,
  * such as the registered bytes, its value), and its description. Works with any osc component; with another one the variables are
@@ -36,12 +39,21 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const long iters = argc > 1 ? atol(argv[1]) : 1000;
+    const int create = argc > 2 && 0 == strcmp(argv[2], "create");
 
     /* The window first: osc/fabric opens its engine (and its counters) with it. */
     long *mem;
     MPI_Win win;
-    check(MPI_Win_allocate(4096 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win),
-          "MPI_Win_allocate");
+    const MPI_Aint bytes = 4096 * sizeof(long);
+    if (create) {
+        mem = malloc((size_t)bytes);
+        if (mem == NULL) check(MPI_ERR_NO_MEM, "malloc");
+        check(MPI_Win_create(mem, bytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win),
+              "MPI_Win_create");
+    } else {
+        check(MPI_Win_allocate(bytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win),
+              "MPI_Win_allocate");
+    }
     memset(mem, 0, 4096 * sizeof(long));
 
     MPI_T_pvar_session session;
@@ -94,6 +106,7 @@ int main(int argc, char **argv)
     for (int v = 0; v < found; v++) MPI_T_pvar_handle_free(session, &handle[v]);
     MPI_T_pvar_session_free(&session);
     MPI_Win_free(&win);
+    if (create) free(mem);
     MPI_T_finalize();
     MPI_Finalize();
     return 0;

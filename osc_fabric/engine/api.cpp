@@ -117,6 +117,7 @@ int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
         eng->progress = std::make_unique<Progress>(*eng->fabric);
         eng->progress->set_oversubscribed(cfg->oversubscribed != 0);
         eng->node_direct = cfg->node_direct != 0;
+        eng->cross_memory = eng->node_direct && cfg->cross_memory != 0;
         const ProviderLimits &lim = eng->fabric->limits();
         bool emulate = !lim.atomics_trusted;
         switch (cfg->accumulate_path) {

@@ -25,6 +25,8 @@ struct oscf_engine {
     oscf_win_stats freed{};           // what the freed ones counted
     uint64_t next_window_id = 1;
     bool node_direct = false;  // oscf_engine_config::node_direct
+    // oscf_engine_config::cross_memory, until the kernel refuses it (route.cpp)
+    bool cross_memory = false;
 
     // The thread stops first; then the kept registrations close, and the endpoint while
     // the receive buffers it may still write into are alive; only then do the layers

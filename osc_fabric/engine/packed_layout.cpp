@@ -106,12 +106,13 @@ Span run_span(__int128 offset, int64_t stride, uint64_t len, uint64_t count) {
 struct LayoutSize {
     int64_t lo = 0, hi = 0;
     size_t bytes = 0, wire = 0;
+    size_t pieces = 0;
 };
 
 // One pass over the runs; false when a span or the total overflows.
 bool measure_layout(const oscf_run *runs, size_t n, bool with_wire, LayoutSize *out) {
     int64_t low = INT64_MAX, high = INT64_MIN;
-    size_t total = 0;
+    size_t total = 0, pieces = 0;
     WireSize wire;
     for (size_t i = 0; i < n; ++i) {
         const oscf_run &r = runs[i];
@@ -127,10 +128,11 @@ bool measure_layout(const oscf_run *runs, size_t n, bool with_wire, LayoutSize *
             return false;
         low = std::min(low, lo);
         high = std::max(high, hi);
+        pieces += r.count;
         if (with_wire) wire.add(static_cast<uint64_t>(r.offset), r.stride, r.len, r.count);
     }
     if (total > SIZE_MAX / 2) return false;
-    *out = total ? LayoutSize{low, high, total, wire.bytes() + kRunBytesMax} : LayoutSize{};
+    *out = total ? LayoutSize{low, high, total, wire.bytes() + kRunBytesMax, pieces} : LayoutSize{};
     return true;
 }
 
@@ -192,7 +194,11 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
         return usage_error(OSCF_ERR_RMA_RANGE, "%s: the target datatype's layout overflows", what);
     const size_t bytes = size.bytes;
     Peer &p = peer(target);
-    if (bytes > 0 && (target == rank_ || direct_memory(p)))
+    // Cross-memory attach costs the kernel a page lookup a piece: small pieces travel
+    // faster packed, in the layout form (perf/README.md, "Measurements behind design
+    // choices").
+    if (bytes > 0 &&
+        (target == rank_ || direct_memory(p) || (bytes >= kCrossPieceMin * size.pieces && cross_memory(p))))
         return staged_transfer(lk, dir, target, runs, n, disp, bytes, pk, notify);
     // A large layout that is one block at the target is moved by our own RMA, which
     // MPI_Win_complete must wait for; otherwise a put's bytes are packed into messages
@@ -226,7 +232,8 @@ int oscf_win::put_streamed(Guard &lk, int target, const oscf_run_source &src, in
     if (!rc && notify) rc = check_request_epoch(target, "put");
     if (rc) return rc;
     Peer &p = peer(target);
-    if (src.bytes < kRendezvousMin || target == rank_ || direct_memory(p) || flavor_ == OSCF_FLAVOR_DYNAMIC) {
+    if (src.bytes < kRendezvousMin || target == rank_ || direct_memory(p) || cross_memory(p) ||
+        flavor_ == OSCF_FLAVOR_DYNAMIC) {
         constexpr size_t kBatch = 1024;
         std::vector<oscf_run> runs;
         for (long got = 1; got > 0;) {
@@ -364,21 +371,35 @@ int oscf_win::layout_delta(Guard &lk, int target, int64_t disp, const oscf_run *
     return OSCF_OK;
 }
 
-// Ourselves or an on-node peer whose memory we map: pack into one buffer and copy the
-// pieces at once (rma.cpp / route.cpp), then unpack.
+// Ourselves or an on-node peer whose memory we map or reach by cross-memory attach:
+// pack into one buffer and copy the pieces at once (rma.cpp / route.cpp), then unpack.
+// The buffer is the engine's kept copy (staging_pool.h): a fresh one costs a page fault
+// a page on every call.
 int oscf_win::staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n, int64_t disp,
                               size_t bytes, const oscf_packer &pk, const oscf_notify *notify) {
-    std::unique_ptr<uint8_t[]> stage(new uint8_t[bytes]);
-    if (dir == Dir::write && pk.pack(pk.arg, stage.get(), bytes) != OSCF_OK) return OSCF_ERR_INTERNAL;
+    Staging kept;
+    int rc = eng_.buffers.take_copy(fab(), bytes, &kept);
+    if (rc) return rc;
+    struct GiveBack {
+        StagingPool &pool;
+        Staging &b;
+        ~GiveBack() { pool.give_back(std::move(b), false); }
+    } give_back{eng_.buffers, kept};
+    uint8_t *const stage = kept.mem.get();
+    if (dir == Dir::write && pk.pack(pk.arg, stage, bytes) != OSCF_OK) return OSCF_ERR_INTERNAL;
     std::vector<oscf_segment> segs;
     size_t pos = 0;
     for (size_t i = 0; i < n; ++i)
         for (size_t j = 0; j < runs[i].count && runs[i].len; ++j, pos += runs[i].len)
             segs.push_back(oscf_segment{
-                stage.get() + pos, runs[i].offset + runs[i].stride * static_cast<int64_t>(j), runs[i].len});
-    // Copies only: complete when transfer_all returns.
-    int rc = transfer_all(lk, dir, target, segs.data(), segs.size(), disp, nullptr);
-    if (!rc && dir == Dir::read && pk.unpack(pk.arg, stage.get(), bytes) != OSCF_OK) rc = OSCF_ERR_INTERNAL;
+                stage + pos, runs[i].offset + runs[i].stride * static_cast<int64_t>(j), runs[i].len});
+    // Copies only, unless the kernel refused cross-memory attach (route.cpp): then the
+    // fabric moves the pieces, and they are in place once transfer_all's wait is over.
+    rc = transfer_all(lk, dir, target, segs.data(), segs.size(), disp, nullptr);
+    Peer &p = peer(target);
+    if (!rc && target != rank_ && !direct_memory(p) && p.cross.trust != CrossLink::Trust::verified)
+        rc = wait_idle(lk, p.ops);
+    if (!rc && dir == Dir::read && pk.unpack(pk.arg, stage, bytes) != OSCF_OK) rc = OSCF_ERR_INTERNAL;
     if (!rc && notify) notify->fn(notify->arg, OSCF_OK);
     return rc;
 }

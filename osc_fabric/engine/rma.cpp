@@ -92,6 +92,15 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
         OpScope scope(peer(target).ops, notify);
         return finish(lk, scope, direct_transfer_all(lk, dir, target, segs, n, disp));
     }
+    if (cross_memory(peer(target))) {
+        bool refused = false;
+        rc = cross_transfer_all(lk, dir, target, segs, n, disp, &refused);
+        if (!refused) {
+            if (!notify) return rc;
+            OpScope scope(peer(target).ops, notify);
+            return finish(lk, scope, rc);
+        }
+    }
     OpScope scope(peer(target).ops, notify);
     Packed packed(*this, peer(target), dir, scope);
     Packed *pk = Packed::wanted(n, target == rank_) ? &packed : nullptr;

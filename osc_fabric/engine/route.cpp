@@ -16,9 +16,14 @@
 //     same rule (lock words are 64-bit fetch-and-add and compare-and-swap). Off the node
 //     they take the provider's atomics only where those are the NIC's (lock.cpp,
 //     lock_words_native).
+//   - put, get to an on-node peer's MPI_Win_create window (user memory, not in the
+//     segment): cross-memory attach (cross_memory.h), a copy between the two processes
+//     by the kernel, once the peer's pid is verified against the segment (cross_verify);
+//     where the kernel refuses it, the fabric, as for any other peer.
 // Direct operations are complete when they return, so flush has nothing to wait for on
 // them, and no target progress is ever needed.
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 
 #include "atomic_types.h"
@@ -100,6 +105,91 @@ int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_seg
     }
     stats.direct_rma += n;
     offer_direct(target);
+    return OSCF_OK;
+}
+
+// The road of the header's second rule. Asked before each put or get: cheap once the
+// peer is verified or refused.
+bool oscf_win::cross_memory(Peer &p) {
+    if (!eng_.cross_memory || flavor_ != OSCF_FLAVOR_CREATE || !p.node.linked() || p.node.has_memory() ||
+        is_self(p) || p.size == 0)
+        return false;
+    switch (p.cross.trust) {
+    case CrossLink::Trust::verified: return true;
+    case CrossLink::Trust::refused: return false;
+    case CrossLink::Trust::unknown: break;
+    }
+    return cross_verify(p);
+}
+
+// The pid a peer published names the process that maps our segment when reading its
+// WindowState::identity at the address it published finds what the segment holds: in
+// another PID namespace the same number names another process, which must never be
+// written to.
+bool oscf_win::cross_verify(Peer &p) {
+    const uint64_t at = p.cross.state + offsetof(WindowState, identity);
+    uint64_t seen = 0;
+    const int err = cross_read_word(p.cross.pid, at, &seen);
+    if (!err && seen == *p.node.word(offsetof(WindowState, identity))) {
+        p.cross.trust = CrossLink::Trust::verified;
+        return true;
+    }
+    p.cross.trust = CrossLink::Trust::refused;
+    if (err && cross_memory_refused(err)) {
+        eng_.cross_memory = false;
+        log(2,
+            "cross-memory attach refused (%s): puts and gets to on-node MPI_Win_create windows go "
+            "through the provider (ptrace restrictions such as kernel.yama.ptrace_scope, or a "
+            "seccomp policy, refuse it)",
+            std::strerror(err));
+    } else {
+        log(2,
+            "rank %d's pid %d does not name the process sharing our node segment (%s): its puts and gets go "
+            "through the provider",
+            rank_of(p), static_cast<int>(p.cross.pid), err ? std::strerror(err) : "another process answered");
+    }
+    return false;
+}
+
+// All pieces of one put or get to a peer reached by cross-memory attach: the epoch and
+// grant checked once, every piece in range before anything moves, then as few system
+// calls as the pieces need (the kernel's iovec limit). Complete when it returns. A copy
+// that fails (the peer died, the kernel now refuses) closes the road to that peer and
+// *refused tells the caller to send the whole call through the fabric, which reports a
+// dead peer as for any other: a put or get may run twice, with the same bytes.
+int oscf_win::cross_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
+                                 int64_t disp, bool *refused) {
+    *refused = false;
+    const char *what = dir == Dir::write ? "put" : "get";
+    Peer &p = peer(target);
+    int rc = direct_begin(lk, target, what);
+    if (rc) return rc;
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t off;
+        if ((rc = target_offset(disp, p.disp_unit, segs[i].target_offset, segs[i].len, p.size, target, what,
+                                &off)))
+            return rc;
+    }
+    CrossCopy copy(p.cross.pid, dir == Dir::write);
+    int err = 0;
+    for (size_t i = 0; i < n && !err; ++i) {
+        // Checked above: within the window, so the sum fits.
+        const uint64_t off =
+            static_cast<uint64_t>(static_cast<__int128>(disp) * p.disp_unit + segs[i].target_offset);
+        err = copy.add(segs[i].origin, p.cross.base + off, segs[i].len);
+    }
+    if (!err) err = copy.finish();
+    if (err) {
+        p.cross.trust = CrossLink::Trust::refused;
+        if (cross_memory_refused(err)) eng_.cross_memory = false;
+        log(1, "cross-memory %s to rank %d failed (%s): this and later calls to it go through the provider",
+            what, target, std::strerror(err));
+        *refused = true;
+        return OSCF_OK;
+    }
+    stats.direct_rma += n;
+    stats.cross_rma += n;
+    stats.direct_bytes += copy.bytes();
     return OSCF_OK;
 }
 

@@ -1,3 +1,7 @@
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstring>
 
 #include "window.h"
@@ -17,6 +21,18 @@ uint64_t segment_id(const char *name) {
     uint64_t h = 14695981039346656037ull;
     for (const char *c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
     return h ? h : 1;
+}
+
+// WindowState::identity: never 0, and unlikely to be what another process holds at the
+// address an origin checks.
+uint64_t random_identity() {
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof v)) {
+        // No entropy yet (early boot): the time, pid and an address still differ.
+        v = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+            static_cast<uint64_t>(getpid()) << 40 ^ reinterpret_cast<uintptr_t>(&v);
+    }
+    return v ? v : 1;
 }
 
 void *aligned_alloc_or_null(size_t align, size_t bytes) {
@@ -99,6 +115,7 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
         if (!state_) return OSCF_ERR_NO_MEM;
     }
     std::memset(state_.get(), 0, sbytes);
+    state_->identity = random_identity();
     pscw_.resize(static_cast<size_t>(size_));
 
     // A zero-size window registers nothing; peers see size 0 and never address it.
@@ -130,6 +147,9 @@ void oscf_win::local_blob(WinBlob *b) const {
     b->node_segment = node_segment_;
     b->node_mem_offset = node_mem_offset_;
     b->node_state_offset = node_state_offset_;
+    b->pid = static_cast<uint64_t>(getpid());
+    b->mem_vaddr = reinterpret_cast<uintptr_t>(base_);
+    b->state_vaddr = reinterpret_cast<uintptr_t>(state_.get());
 }
 
 int oscf_win::connect(const WinBlob *blobs) {
@@ -163,6 +183,7 @@ int oscf_win::connect(const WinBlob *blobs) {
         p.batch_and_grant.batch = &p.streamed_acc;
         p.batch_and_grant.grant = &p.lock.grant;
         p.am_window_id = b.am_window_id;
+        p.cross = CrossLink{static_cast<pid_t>(b.pid), b.mem_vaddr, b.state_vaddr, CrossLink::Trust::unknown};
         // Ourselves included: our own accumulates must take the same road as our peers'.
         if (eng_.node_direct && node_segment_ && b.node_segment == node_segment_ &&
             !p.node.map(shared_.addr, shared_.len, memory_in_segment(), b.node_mem_offset, b.size,

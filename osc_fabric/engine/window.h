@@ -16,8 +16,9 @@
 // waits), pscw.cpp (general active target; its counts in pscw_counts.h), dynamic.cpp
 // (attached regions; a peer's table copy in region_cache.h), shared.cpp (the node
 // segment), route.cpp (which road an operation takes; the direct road to peers on this
-// node, with node_link.h and node_atomics.h), direct_view.cpp (when the MPI layer may
-// take that road without calling in). Messages: am.cpp, each origin's order in
+// node, with node_link.h and node_atomics.h; puts and gets to their MPI_Win_create
+// windows by cross-memory attach, cross_memory.h), direct_view.cpp (when the MPI layer
+// may take that road without calling in). Messages: am.cpp, each origin's order in
 // message_stream.h. The headers named here hold rules with no fabric in them, each
 // with its own tests in test/engine.
 #pragma once
@@ -33,6 +34,7 @@
 #include "engine_instance.h"
 #include "osc_fabric/direct_view.h"
 #include "accumulate_batch.h"
+#include "cross_memory.h"
 #include "node_link.h"
 #include "peer_lock.h"
 #include "pscw_counts.h"
@@ -199,6 +201,7 @@ private:
         uint32_t am_sent = 0;        // requests sent to this peer's window: the next one's AmHeader::seq
         oscf::RegionCache regions;   // dynamic windows: our copy of its region table
         oscf::NodeLink node;         // linked: on this node, reached directly (route.cpp)
+        oscf::CrossLink cross;       // its process, for cross-memory puts and gets (route.cpp)
         oscf::OpCounter ops;         // this origin's operations to this target
         uint64_t complete_note = 0;  // MPI_Win_complete's value, its write counted in ops
         uint64_t post_note = 0;      // MPI_Win_post's, the same way
@@ -309,6 +312,13 @@ private:
     // Lock words taken with the provider's atomics (lock.cpp), not with messages.
     bool lock_words_native() const;
     int direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp);
+    // Puts and gets to an on-node peer's user memory (MPI_Win_create) by cross-memory
+    // attach; cross_transfer_all sets *refused, having moved nothing that counts, when
+    // the kernel refuses the road: the fabric serves the call.
+    bool cross_memory(Peer &p);
+    bool cross_verify(Peer &p);
+    int cross_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp,
+                           bool *refused);
     int direct_begin(Guard &lk, int target, const char *what);
     int direct_ready(Guard &lk, Peer &p);
     int direct_accumulate_all(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,

@@ -9,6 +9,9 @@
 //              window memory and WindowState lie in it; WindowState::acc_lock.
 //   version 4: the accumulate locks are kAccStripes words after WindowState, one per
 //              kAccStripeBytes of window memory (node_atomics.h); acc_lock is gone.
+//   version 5: the owner's pid and its own addresses of its window memory and
+//              WindowState, for cross-memory puts and gets (cross_memory.h);
+//              WindowState::identity.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +19,7 @@
 
 namespace oscf {
 
-constexpr uint32_t kWinBlobVersion = 4;
+constexpr uint32_t kWinBlobVersion = 5;
 constexpr size_t kMaxAddrLen = 256;  // shm names are up to 256 bytes; sockaddrs are shorter
 
 struct WinBlob {
@@ -33,9 +36,12 @@ struct WinBlob {
     uint64_t node_segment;       // its name's hash, 0 without one: equal means mapped here too
     uint64_t node_mem_offset;    // window memory in that segment
     uint64_t node_state_offset;  // WindowState in that segment
+    uint64_t pid;                // the owner's process id (cross_memory.h)
+    uint64_t mem_vaddr;          // its window memory, as its own address
+    uint64_t state_vaddr;        // its WindowState, as its own address
     uint8_t addr[kMaxAddrLen];
 };
-static_assert(sizeof(WinBlob) == 88 + kMaxAddrLen, "WinBlob layout is part of the wire format");
+static_assert(sizeof(WinBlob) == 112 + kMaxAddrLen, "WinBlob layout is part of the wire format");
 
 // Target-resident per-window state. The fixed header is followed by the accumulate
 // locks (kAccStripes words, node_atomics.h) and two arrays of comm_size words for
@@ -48,7 +54,12 @@ struct alignas(64) WindowState {
     uint64_t lock;         // see lock.cpp for the encoding; changed only with atomics
     uint64_t reserved[4];  // dynamic windows: where the region table is (below)
     uint64_t gate;         // rank 0's only: lock_all against exclusive locks (lock.cpp)
-    uint64_t unused[2];
+    // A random value its owner writes at creation. An on-node origin that reads it with
+    // process_vm_readv at the owner's pid and address, and finds what it sees in the
+    // segment, knows the pid names this process (another PID namespace would not) before
+    // it writes there (route.cpp, cross_verify).
+    uint64_t identity;
+    uint64_t unused;
 };
 static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
 

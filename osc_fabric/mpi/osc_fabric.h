@@ -33,6 +33,7 @@ typedef struct ompi_osc_fabric_component_t {
     int verbose;
     bool progress_thread;
     bool node_direct;
+    bool cross_memory;
     char *accumulate_path; /* "auto", "am" or "native" */
     int output;            /* opal_output stream */
     oscf_engine *engine;   /* opened on first use; NULL until then */

@@ -100,6 +100,15 @@ static int component_register(void)
         "comparison (perf/README.md has both)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY, &c->node_direct);
 
+    c->cross_memory = true;
+    (void)mca_base_component_var_register(
+        v, "cross_memory",
+        "With node_direct: puts and gets to on-node peers' MPI_Win_create windows (user memory, "
+        "not shared) are copied between the two processes by the kernel (process_vm_writev / "
+        "process_vm_readv), needing no help from the target. Where the kernel refuses it (ptrace "
+        "restrictions, seccomp) or off, they go through libfabric (perf/README.md has both)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY, &c->cross_memory);
+
     c->accumulate_path = "auto";
     (void)mca_base_component_var_register(
         v, "accumulate_path",
@@ -208,6 +217,7 @@ static int ensure_engine(void)
         .oversubscribed = node_oversubscribed(),
         .node_direct = c->node_direct,
         .calls_serialized = !calls_from_many_threads(),
+        .cross_memory = c->cross_memory,
     };
     const char *path = NULL != c->accumulate_path ? c->accumulate_path : "auto";
     if (0 == strcmp(path, "am")) {

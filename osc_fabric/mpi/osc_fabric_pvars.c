@@ -39,6 +39,10 @@ static const pvar_field fields[] = {
     {"am_batches", "messages that carried batched accumulates and small puts", WIN(am_batches)},
     {"am_local", "emulated accumulates applied to the calling process's own window", WIN(am_local)},
     {"direct_rma", "puts and gets to on-node peers done as memory copies", WIN(direct_rma)},
+    {"cross_memory_rma",
+     "of those, puts and gets to MPI_Win_create windows copied by cross-memory attach "
+     "(process_vm_writev/readv)",
+     WIN(cross_rma)},
     {"direct_atomics", "accumulates and compare-and-swaps applied directly under the accumulate locks",
      WIN(direct_atomics)},
     {"direct_sync_words", "lock and synchronization words changed directly in shared memory",

@@ -6,8 +6,11 @@
  *   - run with OMPI_MCA_osc_fabric_progress_thread=1, or
  *   - with "direct": on-node peers reached through the node segment need nobody's
  *     progress at all (engine/route.cpp).
- * Without either the same program shows the origins waiting for the target.
- *   progress_thread [BUSY_SECONDS [direct]]   (default 2)
+ * With "create" the window is MPI_Win_create's (user memory, not in the node segment):
+ * on-node puts and gets then take cross-memory attach and still need no progress, but
+ * the accumulates need the target's engine, so they run in a second epoch, untimed.
+ * Without a thread or the direct road the same program shows the origins waiting.
+ *   progress_thread [BUSY_SECONDS [direct [create]]]   (default 2)
  */
 #include <mpi.h>
 #include <stdlib.h>
@@ -25,18 +28,26 @@ int main(int argc, char **argv)
     const double busy = argc > 1 ? atof(argv[1]) : 2.0;
     const char *thread = getenv("OMPI_MCA_osc_fabric_progress_thread");
     const int direct = argc > 2 && 0 == strcmp(argv[2], "direct");
+    const int create = argc > 3 && 0 == strcmp(argv[3], "create");
     const int expect_fast = (thread && atoi(thread) != 0) || direct;
 
     long *mem;
     MPI_Win win;
     /* A slot per origin, then a counter everyone adds to. */
-    MPI_Win_allocate((MPI_Aint)((size + 1) * sizeof(long)), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
-                     &win);
+    const MPI_Aint bytes = (MPI_Aint)((size + 1) * sizeof(long));
+    if (create) {
+        mem = malloc((size_t)bytes);
+        MPI_Win_create(mem, bytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    } else {
+        MPI_Win_allocate(bytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    }
     for (int i = 0; i < size; i++) mem[i] = -1;
     mem[size] = 0;
     MPI_Barrier(MPI_COMM_WORLD);
 
     double epoch = 0;
+    MPI_Comm origins;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0, rank, &origins);
     if (0 == rank) {
         /* Compute, touching no MPI and no memory the origins use. */
         volatile double x = 0;
@@ -49,21 +60,30 @@ int main(int argc, char **argv)
         MPI_Put(&v, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win);
         MPI_Win_flush(0, win);
         MPI_Get(&back, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win);
+        if (create) {
+            MPI_Win_unlock(0, win);
+            epoch = MPI_Wtime() - t0;
+            /* The atomics' epoch holds the lock until the target serves them: only once
+             * every origin's timed epoch is over. */
+            MPI_Barrier(origins);
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        }
         MPI_Accumulate(&one, 1, MPI_LONG, 0, size, 1, MPI_LONG, MPI_SUM, win);
         MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, size, MPI_SUM, win);
         MPI_Compare_and_swap(&swap, &v, &seen, MPI_LONG, 0, rank, win);
         MPI_Win_unlock(0, win);
-        epoch = MPI_Wtime() - t0;
+        if (!create) epoch = MPI_Wtime() - t0;
         CHECK(back == v, "read back %ld, wrote %ld", back, v);
         CHECK(old >= 1 && old < 2 * size, "fetch-and-add fetched %ld", old);
         CHECK(seen == v, "compare-and-swap found %ld, expected %ld", seen, v);
         if (expect_fast)
             CHECK(epoch < busy / 2, "lock/put/get/unlock took %.3f s while the target computed %.1f s", epoch,
                   busy);
-        printf("rank %d: epoch on a computing target took %.6f s (%s)\n", rank, epoch,
+        printf("rank %d: epoch on a computing target took %.6f s (%s%s)\n", rank, epoch,
                direct        ? "on-node, direct"
                : expect_fast ? "progress thread"
-                             : "no progress thread");
+                             : "no progress thread",
+               create ? ", MPI_Win_create: put and get only" : "");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (0 == rank) {
@@ -71,5 +91,7 @@ int main(int argc, char **argv)
         CHECK(mem[size] == 2L * (size - 1), "counter holds %ld, expected %ld", mem[size], 2L * (size - 1));
     }
     MPI_Win_free(&win);
+    MPI_Comm_free(&origins);
+    if (create) free(mem);
     return check_finish();
 }
