@@ -23,7 +23,8 @@ uint64_t addr(const void *p) {
 // back (a read); returns the copy's calls.
 size_t strided(bool write, std::vector<uint8_t> &near, std::vector<uint8_t> &far, size_t n, size_t len) {
     CrossCopy c(getpid(), write);
-    for (size_t i = 0; i < n; ++i) REQUIRE(c.add(near.data() + 2 * len * i, addr(far.data() + 3 * len * i), len) == 0);
+    for (size_t i = 0; i < n; ++i)
+        REQUIRE(c.add(near.data() + 2 * len * i, addr(far.data() + 3 * len * i), len) == 0);
     REQUIRE(c.finish() == 0);
     CHECK(c.bytes() == n * len);
     return c.calls();
@@ -43,7 +44,8 @@ TEST_CASE("cross-memory copies batch pieces by the kernel's iovec limit", "[cros
     std::vector<uint8_t> back(near.size(), 0);
     CHECK(strided(false, back, far, n, len) == 3);
     for (size_t i = 0; i < n; ++i)
-        for (size_t b = 0; b < 2 * len; ++b) REQUIRE(back[2 * len * i + b] == (b < len ? near[2 * len * i + b] : 0));
+        for (size_t b = 0; b < 2 * len; ++b)
+            REQUIRE(back[2 * len * i + b] == (b < len ? near[2 * len * i + b] : 0));
 }
 
 TEST_CASE("cross-memory pieces that follow each other on both sides are one", "[cross_memory]") {

@@ -54,8 +54,8 @@ static void cross_counter_open(cross_counter *c)
             atomic, count;
         MPI_Datatype type;
         MPI_T_enum enumtype;
-        if (MPI_SUCCESS != MPI_T_pvar_get_info(i, name, &name_len, &verbosity, &var_class, &type, &enumtype, desc,
-                                               &desc_len, &bind, &readonly, &continuous, &atomic) ||
+        if (MPI_SUCCESS != MPI_T_pvar_get_info(i, name, &name_len, &verbosity, &var_class, &type, &enumtype,
+                                               desc, &desc_len, &bind, &readonly, &continuous, &atomic) ||
             strcmp(name, "osc_fabric_cross_memory_rma") != 0)
             continue;
         MPI_T_pvar_session_create(&c->session);
@@ -112,7 +112,8 @@ int main(int argc, char **argv)
         CHECK(0 == memcmp(mem, want, PIECE), "the block from rank %d", from);
         for (int k = 0; k < PIECES; k++) {
             const unsigned char *piece = mem + PIECE + 3 * PIECE * k;
-            CHECK(0 == memcmp(piece, want + PIECE + (size_t)PIECE * k, PIECE), "piece %d from rank %d", k, from);
+            CHECK(0 == memcmp(piece, want + PIECE + (size_t)PIECE * k, PIECE), "piece %d from rank %d", k,
+                  from);
             const size_t gap = k + 1 < PIECES ? 2 * PIECE : 0; /* the last piece ends the window */
             const size_t bad = fill_mismatch(piece + PIECE, gap, 0);
             CHECK(bad == gap, "the gap after piece %d from rank %d: byte %zu is not 0", k, from, bad);
@@ -130,7 +131,8 @@ int main(int argc, char **argv)
     }
 
     const long long crossed = cross_counter_close(&counter);
-    if (crossed >= 0) CHECK(crossed == 0, "%lld cross-memory copies although the kernel refuses them", crossed);
+    if (crossed >= 0)
+        CHECK(crossed == 0, "%lld cross-memory copies although the kernel refuses them", crossed);
     MPI_Type_free(&strided);
     MPI_Win_free(&win);
     free(mem);
