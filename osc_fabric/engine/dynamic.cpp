@@ -72,7 +72,10 @@ int oscf_win::publish_regions() {
 int oscf_win::attach(Guard &, void *base, size_t size) {
     if (flavor_ != OSCF_FLAVOR_DYNAMIC)
         return usage_error(OSCF_ERR_RMA_FLAVOR, "MPI_Win_attach on a window that is not dynamic");
-    if (size == 0) return OSCF_OK;  // nothing can be accessed in it
+    if (size == 0) {  // nothing can be accessed in it; MPI_Win_detach may still name it
+        empty_regions_.push_back(reinterpret_cast<uintptr_t>(base));
+        return OSCF_OK;
+    }
     if (!base) return usage_error(OSCF_ERR_ARG, "MPI_Win_attach of NULL");
     const auto b = reinterpret_cast<uintptr_t>(base);
     for (const LocalRegion &r : regions_)
@@ -94,8 +97,13 @@ int oscf_win::detach(Guard &, const void *base) {
     const auto b = reinterpret_cast<uintptr_t>(base);
     auto it =
         std::find_if(regions_.begin(), regions_.end(), [b](const LocalRegion &r) { return r.base == b; });
-    if (it == regions_.end())
-        return usage_error(OSCF_ERR_RMA_ATTACH, "MPI_Win_detach of %p, which is not attached", base);
+    if (it == regions_.end()) {
+        auto empty = std::find(empty_regions_.begin(), empty_regions_.end(), b);
+        if (empty == empty_regions_.end())
+            return usage_error(OSCF_ERR_RMA_ATTACH, "MPI_Win_detach of %p, which is not attached", base);
+        empty_regions_.erase(empty);
+        return OSCF_OK;
+    }
     regions_.erase(it);
     return publish_regions();
 }

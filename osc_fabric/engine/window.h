@@ -616,7 +616,8 @@ private:
     oscf::PscwCounts pscw_;              // what we sent and saw of notifications
 
     // Dynamic windows (dynamic.cpp).
-    std::vector<LocalRegion> regions_;  // attached, sorted by base
-    std::vector<Table> tables_;         // back() is published; older ones stay readable
+    std::vector<LocalRegion> regions_;      // attached, sorted by base
+    std::vector<uintptr_t> empty_regions_;  // attached with size 0: nothing to publish, but detachable
+    std::vector<Table> tables_;             // back() is published; older ones stay readable
     uint64_t table_generation_ = 0;
 };

@@ -40,6 +40,11 @@ int main(int argc, char **argv)
     long unknown;
     CHECK(check_error_class(MPI_Win_detach(win, &unknown)) == MPI_ERR_RMA_ATTACH,
           "detach of an unknown address");
+    /* An empty region exposes nothing, but is attached: its detach succeeds, once. */
+    CHECK_MPI(MPI_Win_attach(win, &unknown, 0));
+    CHECK_MPI(MPI_Win_detach(win, &unknown));
+    CHECK(check_error_class(MPI_Win_detach(win, &unknown)) == MPI_ERR_RMA_ATTACH,
+          "a second detach of an empty region");
 
     /* Addresses travel by ordinary messages: the window needs no collective for them. */
     MPI_Sendrecv(addr, REGIONS, MPI_AINT, left, 0, theirs, REGIONS, MPI_AINT, right, 0, MPI_COMM_WORLD,
