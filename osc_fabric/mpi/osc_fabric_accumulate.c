@@ -54,12 +54,53 @@ static bool classify_type(const ompi_datatype_t *dt, oscf_type *out)
         return true;
     default: break;
     }
-    /* The rest (MPI_LONG, MPI_AINT, MPI_COUNT, MPI_WCHAR, Fortran integers and reals...)
-     * are plain numbers of some width: classify by size and kind. */
     size_t size = 0;
     ompi_datatype_type_size(dt, &size);
-    bool is_float = (dt->super.flags & OMPI_DATATYPE_FLAG_DATA_FLOAT) != 0;
-    bool is_int = (dt->super.flags & OMPI_DATATYPE_FLAG_DATA_INT) != 0;
+    /* Fortran's types whose width the compiler chose: the same arithmetic as the C type
+     * of that width. Character, logical and MPI_PACKED take only MPI_REPLACE and
+     * MPI_NO_OP, logical also the logical ops (Open MPI's argument checks refuse the
+     * rest); moved as unsigned integers of their width they are exact, and a logical op
+     * on them yields 0 or 1, which is how Fortran's compilers here write .FALSE. and
+     * .TRUE.. A pair type's MINLOC and MAXLOC need its own element layout: MPI_2INTEGER
+     * is MPI_2INT's; the pairs of reals and complexes are moved whole, as a complex of
+     * their width is, so MPI_REPLACE and MPI_NO_OP serve them and MINLOC / MAXLOC on the
+     * real ones are refused (no engine type orders a pair of reals yet). */
+    switch (dt->id) {
+    case OMPI_DATATYPE_MPI_COMPLEX:
+    case OMPI_DATATYPE_MPI_DOUBLE_COMPLEX:
+    case OMPI_DATATYPE_MPI_LONG_DOUBLE_COMPLEX:
+    case OMPI_DATATYPE_MPI_2REAL:
+    case OMPI_DATATYPE_MPI_2DBLPREC:
+    case OMPI_DATATYPE_MPI_2COMPLEX:
+    case OMPI_DATATYPE_MPI_2DOUBLE_COMPLEX:
+        switch (size) {
+        case 8: *out = OSCF_TYPE_FLOAT_COMPLEX; return true;
+        case 16: *out = OSCF_TYPE_DOUBLE_COMPLEX; return true;
+        case 2 * sizeof(long double): *out = OSCF_TYPE_LONG_DOUBLE_COMPLEX; return true;
+        default: return false;
+        }
+    case OMPI_DATATYPE_MPI_2INTEGER:
+        if (2 * sizeof(int) != size) return false;
+        *out = OSCF_TYPE_2INT;
+        return true;
+    case OMPI_DATATYPE_MPI_LOGICAL:
+    case OMPI_DATATYPE_MPI_CHARACTER:
+    case OMPI_DATATYPE_MPI_PACKED:
+        switch (size) {
+        case 1: *out = OSCF_TYPE_UINT8; return true;
+        case 2: *out = OSCF_TYPE_UINT16; return true;
+        case 4: *out = OSCF_TYPE_UINT32; return true;
+        case 8: *out = OSCF_TYPE_UINT64; return true;
+        default: return false;
+        }
+    default: break;
+    }
+    /* The rest (MPI_LONG, MPI_AINT, MPI_COUNT, Fortran integers and reals...) are plain
+     * numbers of some width: classify by size and kind. A complex type has both kind
+     * bits set (OMPI_DATATYPE_FLAG_DATA_COMPLEX) and is none of these. */
+    const unsigned kind = dt->super.flags & OMPI_DATATYPE_FLAG_DATA_TYPE;
+    bool is_float = kind == OMPI_DATATYPE_FLAG_DATA_FLOAT;
+    bool is_int = kind == OMPI_DATATYPE_FLAG_DATA_INT;
     if (is_float && 4 == size) {
         *out = OSCF_TYPE_FLOAT;
         return true;
