@@ -53,8 +53,11 @@ private:
 };
 
 // A derived-datatype put or get whose pieces average fewer bytes goes packed through
-// the provider instead (packed_layout.cpp): each piece costs the kernel a page lookup.
-constexpr size_t kCrossPieceMin = 512;
+// the provider instead (packed_layout.cpp): each piece costs the kernel a page lookup,
+// and this road packs and copies on the origin's CPU alone where the packed one has
+// the target place the bytes meanwhile (perf/README.md, "Measurements behind design
+// choices").
+constexpr size_t kCrossPieceMin = 4096;
 
 // Reads the 64-bit word at the peer's address addr. 0 or an errno.
 int cross_read_word(pid_t pid, uint64_t addr, uint64_t *out);

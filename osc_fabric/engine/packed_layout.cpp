@@ -232,8 +232,10 @@ int oscf_win::put_streamed(Guard &lk, int target, const oscf_run_source &src, in
     if (!rc && notify) rc = check_request_epoch(target, "put");
     if (rc) return rc;
     Peer &p = peer(target);
-    if (src.bytes < kRendezvousMin || target == rank_ || direct_memory(p) || cross_memory(p) ||
-        flavor_ == OSCF_FLAVOR_DYNAMIC) {
+    // A peer reached by cross-memory attach streams too: how large its pieces are is
+    // known only once they are all walked, and draining them first costs more than
+    // that road would save (perf/README.md, "Measurements behind design choices").
+    if (src.bytes < kRendezvousMin || target == rank_ || direct_memory(p) || flavor_ == OSCF_FLAVOR_DYNAMIC) {
         constexpr size_t kBatch = 1024;
         std::vector<oscf_run> runs;
         for (long got = 1; got > 0;) {
