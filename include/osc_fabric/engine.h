@@ -298,6 +298,9 @@ typedef enum oscf_type {
     OSCF_TYPE_2INT,
     OSCF_TYPE_SHORT_INT,
     OSCF_TYPE_LONG_DOUBLE_INT,
+    /* Fortran's pairs, whose index is of the value's type: MPI_2REAL, MPI_2DOUBLE_PRECISION */
+    OSCF_TYPE_2FLOAT,
+    OSCF_TYPE_2DOUBLE,
     OSCF_TYPE_COUNT
 } oscf_type;
 

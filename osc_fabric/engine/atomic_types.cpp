@@ -11,11 +11,12 @@
 namespace oscf {
 namespace {
 
-// Value/index pairs laid out like the structs MPI defines for MPI_FLOAT_INT & co.
-template <class V>
+// Value/index pairs laid out like the structs MPI defines for MPI_FLOAT_INT & co.;
+// Fortran's MPI_2REAL and MPI_2DOUBLE_PRECISION index with the value's type.
+template <class V, class I = int>
 struct Pair {
     V value;
-    int index;
+    I index;
 };
 using ShortInt = Pair<short>;
 
@@ -52,6 +53,8 @@ const TypeInfo kTypes[OSCF_TYPE_COUNT] = {
     {sizeof(Pair<int>), Class::pair, -1},
     {sizeof(ShortInt), Class::pair, -1},
     {sizeof(Pair<long double>), Class::pair, -1},
+    {sizeof(Pair<float, float>), Class::pair, -1},
+    {sizeof(Pair<double, double>), Class::pair, -1},
 };
 static_assert(sizeof kTypes / sizeof kTypes[0] == OSCF_TYPE_COUNT, "one entry per oscf_type");
 
@@ -246,6 +249,8 @@ void copy_elements(oscf_type t, void *dst, const void *src, size_t n) {
     case OSCF_TYPE_2INT: return pairs(static_cast<Pair<int> *>(nullptr));
     case OSCF_TYPE_SHORT_INT: return pairs(static_cast<ShortInt *>(nullptr));
     case OSCF_TYPE_LONG_DOUBLE_INT: return pairs(static_cast<Pair<long double> *>(nullptr));
+    case OSCF_TYPE_2FLOAT: return pairs(static_cast<Pair<float, float> *>(nullptr));
+    case OSCF_TYPE_2DOUBLE: return pairs(static_cast<Pair<double, double> *>(nullptr));
     default: std::memmove(dst, src, n * type_size(t));
     }
 }
@@ -288,6 +293,8 @@ void apply_reduction(oscf_op op, oscf_type t, void *target, const void *origin, 
     case OSCF_TYPE_2INT: return reduce_pair<Pair<int>>(op, target, origin, n);
     case OSCF_TYPE_SHORT_INT: return reduce_pair<ShortInt>(op, target, origin, n);
     case OSCF_TYPE_LONG_DOUBLE_INT: return reduce_pair<Pair<long double>>(op, target, origin, n);
+    case OSCF_TYPE_2FLOAT: return reduce_pair<Pair<float, float>>(op, target, origin, n);
+    case OSCF_TYPE_2DOUBLE: return reduce_pair<Pair<double, double>>(op, target, origin, n);
     case OSCF_TYPE_COUNT: return;
     }
 }

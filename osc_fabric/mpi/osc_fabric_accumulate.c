@@ -62,15 +62,24 @@ static bool classify_type(const ompi_datatype_t *dt, oscf_type *out)
      * rest); moved as unsigned integers of their width they are exact, and a logical op
      * on them yields 0 or 1, which is how Fortran's compilers here write .FALSE. and
      * .TRUE.. A pair type's MINLOC and MAXLOC need its own element layout: MPI_2INTEGER
-     * is MPI_2INT's; the pairs of reals and complexes are moved whole, as a complex of
-     * their width is, so MPI_REPLACE and MPI_NO_OP serve them and MINLOC / MAXLOC on the
-     * real ones are refused (no engine type orders a pair of reals yet). */
+     * is MPI_2INT's, MPI_2REAL and MPI_2DOUBLE_PRECISION pairs of the C real of their
+     * width; the pairs of complexes (MPI_REPLACE and MPI_NO_OP only) are moved whole, as
+     * a complex of their width is. */
     switch (dt->id) {
+    case OMPI_DATATYPE_MPI_2REAL:
+    case OMPI_DATATYPE_MPI_2DBLPREC:
+        if (2 * sizeof(float) == size) {
+            *out = OSCF_TYPE_2FLOAT;
+            return true;
+        }
+        if (2 * sizeof(double) == size) {
+            *out = OSCF_TYPE_2DOUBLE;
+            return true;
+        }
+        return false;
     case OMPI_DATATYPE_MPI_COMPLEX:
     case OMPI_DATATYPE_MPI_DOUBLE_COMPLEX:
     case OMPI_DATATYPE_MPI_LONG_DOUBLE_COMPLEX:
-    case OMPI_DATATYPE_MPI_2REAL:
-    case OMPI_DATATYPE_MPI_2DBLPREC:
     case OMPI_DATATYPE_MPI_2COMPLEX:
     case OMPI_DATATYPE_MPI_2DOUBLE_COMPLEX:
         switch (size) {

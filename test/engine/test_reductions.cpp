@@ -111,3 +111,25 @@ TEST_CASE("which conditional swaps each type allows", "[reductions]") {
     CHECK_FALSE(oscf_swap_allowed(OSCF_SWAP_GE, OSCF_TYPE_2INT));
     CHECK_FALSE(oscf_swap_allowed(OSCF_SWAP_COUNT, OSCF_TYPE_INT32));
 }
+
+// Fortran's MPI_2REAL and MPI_2DOUBLE_PRECISION: the index is a real too, compared as
+// one on a tie.
+TEST_CASE("MINLOC and MAXLOC on pairs of reals", "[reductions]") {
+    float t[3][2] = {{1, 5}, {2, 5}, {3, 5}};
+    const float o[3][2] = {{0.5f, 1}, {2, 1}, {9, 1}};
+    REQUIRE(op_allowed(OSCF_OP_MAXLOC, OSCF_TYPE_2FLOAT));
+    CHECK(type_size(OSCF_TYPE_2FLOAT) == sizeof t[0]);
+    apply_reduction(OSCF_OP_MAXLOC, OSCF_TYPE_2FLOAT, t, o, 3);
+    CHECK((t[0][0] == 1 && t[0][1] == 5));  // origin smaller: target kept
+    CHECK((t[1][0] == 2 && t[1][1] == 1));  // tie: the smaller index wins
+    CHECK((t[2][0] == 9 && t[2][1] == 1));  // origin larger: taken whole
+
+    double d[2][2] = {{1, 7}, {-4, 7}};
+    const double e[2][2] = {{0.25, 2}, {-4, 9}};
+    REQUIRE(op_allowed(OSCF_OP_MINLOC, OSCF_TYPE_2DOUBLE));
+    CHECK(type_size(OSCF_TYPE_2DOUBLE) == sizeof d[0]);
+    apply_reduction(OSCF_OP_MINLOC, OSCF_TYPE_2DOUBLE, d, e, 2);
+    CHECK((d[0][0] == 0.25 && d[0][1] == 2));  // origin smaller: taken
+    CHECK((d[1][0] == -4 && d[1][1] == 7));    // tie: the target's smaller index stays
+    CHECK_FALSE(op_allowed(OSCF_OP_SUM, OSCF_TYPE_2DOUBLE));
+}
