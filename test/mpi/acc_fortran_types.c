@@ -35,11 +35,8 @@ typedef struct {
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    check_watchdog(120); /* a stalled rank says where (check.h) */
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check_init(&argc, &argv, 120, &rank, &size); /* MPI_Init, then a watchdog (check.h) */
     int logical_size = 0;
     MPI_Type_size(MPI_LOGICAL, &logical_size);
     if (logical_size != 4) {

@@ -636,11 +636,8 @@ static void test_large(int rank, int size)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    check_watchdog(150);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check_init(&argc, &argv, 150, &rank, &size); /* MPI_Init, then a watchdog (check.h) */
 
     const elem elems[] = {
         {"MPI_INT", MPI_INT, (int)sizeof(int), 1},

@@ -204,6 +204,15 @@ static inline void check_watchdog(unsigned seconds)
     alarm(seconds);
 }
 
+/* How most tests start: MPI_Init, the watchdog, this rank and the world's size. */
+static inline void check_init(int *argc, char ***argv, unsigned watchdog_seconds, int *rank, int *size)
+{
+    MPI_Init(argc, argv);
+    check_watchdog(watchdog_seconds);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
 /* Sums the counts over MPI_COMM_WORLD, prints the summary on rank 0 and
  * finalizes MPI.  Returns the exit status for main(). */
 static inline int check_finish(void)

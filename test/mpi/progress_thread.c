@@ -20,11 +20,8 @@
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    check_watchdog(120); /* a stalled rank says where (check.h) */
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check_init(&argc, &argv, 120, &rank, &size); /* MPI_Init, then a watchdog (check.h) */
     const double busy = argc > 1 ? atof(argv[1]) : 2.0;
     const char *thread = getenv("OMPI_MCA_osc_fabric_progress_thread");
     const int direct = argc > 2 && 0 == strcmp(argv[2], "direct");

@@ -13,11 +13,8 @@ enum { N = 64, WIN = 4 * N };
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    check_watchdog(120); /* a stalled rank says where (check.h) */
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check_init(&argc, &argv, 120, &rank, &size); /* MPI_Init, then a watchdog (check.h) */
     const int right = (rank + 1) % size, left = (rank + size - 1) % size;
 
     int *mem;

@@ -108,11 +108,8 @@ static int make_shapes(shape *s)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    check_watchdog(120);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check_init(&argc, &argv, 120, &rank, &size); /* MPI_Init, then a watchdog (check.h) */
     const int right = (rank + 1) % size, left = (rank + size - 1) % size;
 
     unsigned char *mem;

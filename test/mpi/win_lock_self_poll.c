@@ -105,11 +105,8 @@ static void add_rounds(pollwin *w)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    check_watchdog(60);
     int rank, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    check_init(&argc, &argv, 60, &rank, &n); /* MPI_Init, then a watchdog (check.h) */
     const int64_t want = (int64_t)(n - 1) * ROUNDS;
     for (int f = 0; f < NFLAVORS; f++) {
         for (int m = 0; m < NMODES; m++) {

@@ -17,11 +17,8 @@ static MPI_Group ranks_group(MPI_Group world, const int *ranks, int n)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    check_watchdog(120); /* a stalled rank says where (check.h) */
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check_init(&argc, &argv, 120, &rank, &size); /* MPI_Init, then a watchdog (check.h) */
     MPI_Group world;
     MPI_Comm_group(MPI_COMM_WORLD, &world);
 

@@ -136,11 +136,8 @@ static void one_case(int kind, long n, int rank, int size)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    check_watchdog(120); /* a stalled rank says where (check.h) */
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check_init(&argc, &argv, 120, &rank, &size); /* MPI_Init, then a watchdog (check.h) */
     /* 3000 elements travel in messages, 40000 by rendezvous. */
     const long counts[] = {3000, 40000};
     for (int kind = 0; kind < KINDS; kind++)
