@@ -19,6 +19,18 @@
 
 /* Predefined MPI datatype (by Open MPI's id, which already folds aliases such as
  * MPI_LONG onto fixed-width types where it can) to the engine's element type. */
+/* The engine's integer type of a width, in bytes; false for a width it has none of. */
+static bool integer_of_width(size_t size, bool is_unsigned, oscf_type *out)
+{
+    switch (size) {
+    case 1: *out = is_unsigned ? OSCF_TYPE_UINT8 : OSCF_TYPE_INT8; return true;
+    case 2: *out = is_unsigned ? OSCF_TYPE_UINT16 : OSCF_TYPE_INT16; return true;
+    case 4: *out = is_unsigned ? OSCF_TYPE_UINT32 : OSCF_TYPE_INT32; return true;
+    case 8: *out = is_unsigned ? OSCF_TYPE_UINT64 : OSCF_TYPE_INT64; return true;
+    default: return false;
+    }
+}
+
 static bool classify_type(const ompi_datatype_t *dt, oscf_type *out)
 {
     switch (dt->id) {
@@ -94,14 +106,7 @@ static bool classify_type(const ompi_datatype_t *dt, oscf_type *out)
         return true;
     case OMPI_DATATYPE_MPI_LOGICAL:
     case OMPI_DATATYPE_MPI_CHARACTER:
-    case OMPI_DATATYPE_MPI_PACKED:
-        switch (size) {
-        case 1: *out = OSCF_TYPE_UINT8; return true;
-        case 2: *out = OSCF_TYPE_UINT16; return true;
-        case 4: *out = OSCF_TYPE_UINT32; return true;
-        case 8: *out = OSCF_TYPE_UINT64; return true;
-        default: return false;
-        }
+    case OMPI_DATATYPE_MPI_PACKED: return integer_of_width(size, true, out);
     default: break;
     }
     /* The rest (MPI_LONG, MPI_AINT, MPI_COUNT, Fortran integers and reals...) are plain
@@ -118,16 +123,8 @@ static bool classify_type(const ompi_datatype_t *dt, oscf_type *out)
         *out = OSCF_TYPE_DOUBLE;
         return true;
     }
-    if (is_int || dt->id == OMPI_DATATYPE_MPI_LONG || dt->id == OMPI_DATATYPE_MPI_UNSIGNED_LONG) {
-        bool is_unsigned = dt->id == OMPI_DATATYPE_MPI_UNSIGNED_LONG;
-        switch (size) {
-        case 1: *out = is_unsigned ? OSCF_TYPE_UINT8 : OSCF_TYPE_INT8; return true;
-        case 2: *out = is_unsigned ? OSCF_TYPE_UINT16 : OSCF_TYPE_INT16; return true;
-        case 4: *out = is_unsigned ? OSCF_TYPE_UINT32 : OSCF_TYPE_INT32; return true;
-        case 8: *out = is_unsigned ? OSCF_TYPE_UINT64 : OSCF_TYPE_INT64; return true;
-        default: break;
-        }
-    }
+    if (is_int || dt->id == OMPI_DATATYPE_MPI_LONG || dt->id == OMPI_DATATYPE_MPI_UNSIGNED_LONG)
+        return integer_of_width(size, dt->id == OMPI_DATATYPE_MPI_UNSIGNED_LONG, out);
     return false;
 }
 
