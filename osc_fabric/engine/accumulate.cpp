@@ -171,8 +171,7 @@ int oscf_win::accumulate_direct(Guard &lk, int target, oscf_type type, oscf_op o
 int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, size_t n, oscf_type type,
                          oscf_op op, int64_t disp, const oscf_notify *notify) {
     int rc = check_reduction(op, type);
-    if (!rc) rc = check_target(target);
-    if (!rc && notify) rc = check_request_epoch(target, "accumulate");
+    if (!rc) rc = check_operation(target, notify, "accumulate");
     if (rc) return rc;
     OpScope scope(peer(target).acc, notify);
     // Nothing to move is still an access: it must be inside an epoch, and a request

@@ -58,6 +58,12 @@ int oscf_win::check_request_epoch(int target, const char *what) const {
                        target);
 }
 
+int oscf_win::check_operation(int target, const oscf_notify *notify, const char *what) const {
+    int rc = check_target(target);
+    if (!rc && notify) rc = check_request_epoch(target, what);
+    return rc;
+}
+
 int oscf_win::fence(Guard &lk, int assert_bits) {
     if (lock_all_ || locks_held_)
         return usage_error(OSCF_ERR_RMA_SYNC, "MPI_Win_fence inside a passive-target epoch");

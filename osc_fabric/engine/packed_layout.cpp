@@ -186,9 +186,7 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
                               const oscf_packer &pk, const oscf_notify *notify) {
     PackerRelease hold(pk);
     const char *what = dir == Dir::write ? "put" : "get";
-    int rc = check_target(target);
-    if (!rc && notify) rc = check_request_epoch(target, what);
-    if (rc) return rc;
+    if (int rc = check_operation(target, notify, what)) return rc;
     LayoutSize size;
     if (!measure_layout(runs, n, dir == Dir::write, &size))
         return usage_error(OSCF_ERR_RMA_RANGE, "%s: the target datatype's layout overflows", what);
@@ -206,7 +204,7 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     int64_t block = 0;
     const bool rma = bytes >= kRendezvousMin && one_block(runs, n, &block);
     OpScope scope(dir == Dir::write && !rma ? p.streamed_ops : p.ops, notify);
-    rc = begin_access(lk, target, what);
+    int rc = begin_access(lk, target, what);
     uint64_t delta = 0;
     if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, size.lo, size.hi, what, &delta);
     if (!rc) stats.layout_bytes += bytes;
@@ -228,8 +226,7 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
 int oscf_win::put_streamed(Guard &lk, int target, const oscf_run_source &src, int64_t disp,
                            const oscf_packer &pk, const oscf_notify *notify) {
     PackerRelease hold(pk);
-    int rc = check_target(target);
-    if (!rc && notify) rc = check_request_epoch(target, "put");
+    int rc = check_operation(target, notify, "put");
     if (rc) return rc;
     Peer &p = peer(target);
     // A peer reached by cross-memory attach streams too: how large its pieces are is
@@ -379,15 +376,10 @@ int oscf_win::layout_delta(Guard &lk, int target, int64_t disp, const oscf_run *
 // a page on every call.
 int oscf_win::staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n, int64_t disp,
                               size_t bytes, const oscf_packer &pk, const oscf_notify *notify) {
-    Staging kept;
-    int rc = eng_.buffers.take_copy(fab(), bytes, &kept);
+    CopyLease stage_copy(eng_.buffers);
+    int rc = stage_copy.take(fab(), bytes);
     if (rc) return rc;
-    struct GiveBack {
-        StagingPool &pool;
-        Staging &b;
-        ~GiveBack() { pool.give_back(std::move(b), false); }
-    } give_back{eng_.buffers, kept};
-    uint8_t *const stage = kept.mem.get();
+    uint8_t *const stage = stage_copy.data();
     if (dir == Dir::write && pk.pack(pk.arg, stage, bytes) != OSCF_OK) return OSCF_ERR_INTERNAL;
     std::vector<oscf_segment> segs;
     size_t pos = 0;
@@ -395,12 +387,23 @@ int oscf_win::staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *ru
         for (size_t j = 0; j < runs[i].count && runs[i].len; ++j, pos += runs[i].len)
             segs.push_back(oscf_segment{
                 stage + pos, runs[i].offset + runs[i].stride * static_cast<int64_t>(j), runs[i].len});
-    // Copies only, unless the kernel refused cross-memory attach (route.cpp): then the
-    // fabric moves the pieces, and they are in place once transfer_all's wait is over.
-    rc = transfer_all(lk, dir, target, segs.data(), segs.size(), disp, nullptr);
-    Peer &p = peer(target);
-    if (!rc && target != rank_ && !direct_memory(p) && p.cross.trust != CrossLink::Trust::verified)
-        rc = wait_idle(lk, p.ops);
+    // Copies, made before transfer_all returns, unless the kernel refused cross-memory
+    // attach (route.cpp): then the fabric moves the pieces. Either way they are in place
+    // once this call's own completion fires; the peer's counter would also wait for its
+    // other operations.
+    struct Landed {
+        bool done = false;
+        int status = OSCF_OK;
+    } landed;
+    const oscf_notify own{[](void *arg, int status) {
+                              auto *l = static_cast<Landed *>(arg);
+                              l->status = status;
+                              l->done = true;
+                          },
+                          &landed};
+    rc = transfer_all(lk, dir, target, segs.data(), segs.size(), disp, &own);
+    if (!rc) rc = progress().wait_until(lk, [&landed] { return landed.done; });
+    if (!rc) rc = landed.status;
     if (!rc && dir == Dir::read && pk.unpack(pk.arg, stage, bytes) != OSCF_OK) rc = OSCF_ERR_INTERNAL;
     if (!rc && notify) notify->fn(notify->arg, OSCF_OK);
     return rc;

@@ -71,20 +71,21 @@ bool oscf_win::batch_put(size_t len, const Peer &p, const OpScope &scope) const 
 
 int oscf_win::put(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
                   const oscf_notify *notify) {
-    return transfer_all(lk, Dir::write, target, segs, n, disp, notify);
+    const int rc = check_operation(target, notify, "put");
+    return rc ? rc : transfer_all(lk, Dir::write, target, segs, n, disp, notify);
 }
 
 int oscf_win::get(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
                   const oscf_notify *notify) {
-    return transfer_all(lk, Dir::read, target, segs, n, disp, notify);
+    const int rc = check_operation(target, notify, "get");
+    return rc ? rc : transfer_all(lk, Dir::read, target, segs, n, disp, notify);
 }
 
-// All segments of one operation share one scope, so a request completes once.
+// All segments of one operation share one scope, so notify fires once. The target is
+// checked by the caller, which also knows whether notify is an MPI request's.
 int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp,
                            const oscf_notify *notify) {
-    int rc = check_target(target);
-    if (!rc && notify) rc = check_request_epoch(target, dir == Dir::write ? "put" : "get");
-    if (rc) return rc;
+    int rc = OSCF_OK;
     // On-node peers reached directly: copied before we return, so only a request needs
     // a scope to complete through.
     if (direct_memory(peer(target))) {

@@ -108,7 +108,7 @@ int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_seg
     return OSCF_OK;
 }
 
-// The road of the header's second rule. Asked before each put or get: cheap once the
+// The road of the header's last bullet (MPI_Win_create windows). Asked before each put or get: cheap once the
 // peer is verified or refused.
 bool oscf_win::cross_memory(Peer &p) {
     if (!eng_.cross_memory || flavor_ != OSCF_FLAVOR_CREATE || !p.node.linked() || p.node.has_memory() ||

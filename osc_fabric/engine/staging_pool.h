@@ -60,4 +60,21 @@ private:
     std::vector<std::unique_ptr<uint8_t[]>> chunk_buffers_;
 };
 
+// The pool's kept copy for one call: taken with take(), given back when the lease ends,
+// on every return path.
+class CopyLease {
+public:
+    explicit CopyLease(StagingPool &pool) : pool_(pool) {}
+    CopyLease(const CopyLease &) = delete;
+    CopyLease &operator=(const CopyLease &) = delete;
+    ~CopyLease() { pool_.give_back(std::move(copy_), false); }
+
+    int take(Fabric &fab, size_t bytes) { return pool_.take_copy(fab, bytes, &copy_); }
+    uint8_t *data() const { return copy_.mem.get(); }
+
+private:
+    StagingPool &pool_;
+    Staging copy_;
+};
+
 }  // namespace oscf

@@ -236,6 +236,8 @@ private:
     bool in_passive_epoch(int target) const;
     bool may_access(int target) const;
     int check_request_epoch(int target, const char *what) const;
+    // check_target, and check_request_epoch for a request-based operation (notify set).
+    int check_operation(int target, const oscf_notify *notify, const char *what) const;
     int begin_access(Guard &lk, int target, const char *what);
     int close_idle_fence(const char *what);
 
