@@ -45,25 +45,17 @@ typedef struct {
 
 static void cross_counter_open(cross_counter *c)
 {
-    int n = 0;
-    c->found = 0;
-    MPI_T_pvar_get_num(&n);
-    for (int i = 0; i < n && !c->found; i++) {
-        char name[128], desc[256];
-        int name_len = sizeof name, desc_len = sizeof desc, verbosity, var_class, bind, readonly, continuous,
-            atomic, count;
-        MPI_Datatype type;
-        MPI_T_enum enumtype;
-        if (MPI_SUCCESS != MPI_T_pvar_get_info(i, name, &name_len, &verbosity, &var_class, &type, &enumtype,
-                                               desc, &desc_len, &bind, &readonly, &continuous, &atomic) ||
-            strcmp(name, "osc_fabric_cross_memory_rma") != 0)
-            continue;
-        MPI_T_pvar_session_create(&c->session);
-        c->found = MPI_SUCCESS == MPI_T_pvar_handle_alloc(c->session, i, NULL, &c->handle, &count);
+    int idx, count;
+    c->found =
+        MPI_SUCCESS == MPI_T_pvar_get_index("osc_fabric_cross_memory_rma", MPI_T_PVAR_CLASS_COUNTER, &idx) &&
+        MPI_SUCCESS == MPI_T_pvar_session_create(&c->session);
+    if (c->found && MPI_SUCCESS != MPI_T_pvar_handle_alloc(c->session, idx, NULL, &c->handle, &count)) {
+        MPI_T_pvar_session_free(&c->session);
+        c->found = 0;
     }
 }
 
-/* Its change since cross_counter_open, or -1 without such a counter (another component). */
+/* Its change since cross_counter_open, or -1 without such a counter. */
 static long long cross_counter_close(cross_counter *c)
 {
     if (!c->found) return -1;
@@ -131,6 +123,7 @@ int main(int argc, char **argv)
     }
 
     const long long crossed = cross_counter_close(&counter);
+    CHECK(crossed >= 0, "no MPI_T counter osc_fabric_cross_memory_rma (is osc/fabric serving the window?)");
     if (crossed >= 0)
         CHECK(crossed == 0, "%lld cross-memory copies although the kernel refuses them", crossed);
     MPI_Type_free(&strided);
