@@ -6,13 +6,15 @@
  *   - run with OMPI_MCA_osc_fabric_progress_thread=1, or
  *   - with "direct": on-node peers reached through the node segment need nobody's
  *     progress at all (engine/route.cpp).
- * With "create" the window is MPI_Win_create's (user memory, not in the node segment):
- * on-node puts and gets then take cross-memory attach and still need no progress, but
- * the accumulates need the target's engine, so they run in a second epoch, untimed.
+ * With "create" the window is MPI_Win_create's (user memory, not in the node segment),
+ * with "dynamic" MPI_Win_create_dynamic's with rank 0's memory attached: on-node puts
+ * and gets then take cross-memory attach and still need no progress, but the
+ * accumulates need the target's engine, so they run in a second epoch, untimed.
  * Without a thread or the direct road the same program shows the origins waiting.
  * Where the kernel refuses cross-memory attach (ptrace restrictions, seccomp) the
- * create case has no road that needs no progress: it says so and exits 77 (skipped).
- *   progress_thread [BUSY_SECONDS [direct [create]]]   (default 2)
+ * create and dynamic cases have no road that needs no progress: they say so and exit 77
+ * (skipped).
+ *   progress_thread [BUSY_SECONDS [direct [create|dynamic]]]   (default 2)
  */
 #define _GNU_SOURCE /* process_vm_readv */
 #include <mpi.h>
@@ -49,8 +51,10 @@ int main(int argc, char **argv)
     const char *thread = getenv("OMPI_MCA_osc_fabric_progress_thread");
     const int direct = argc > 2 && 0 == strcmp(argv[2], "direct");
     const int create = argc > 3 && 0 == strcmp(argv[3], "create");
+    const int dynamic = argc > 3 && 0 == strcmp(argv[3], "dynamic");
+    const int user_memory = create || dynamic; /* not in the node segment */
     const int expect_fast = (thread && atoi(thread) != 0) || direct;
-    if (create && direct && !cross_memory_allowed(rank)) {
+    if (user_memory && direct && !cross_memory_allowed(rank)) {
         if (rank == 0) printf("cross-memory attach is refused here: nothing to check (skipped)\n");
         MPI_Finalize();
         return 77;
@@ -60,9 +64,20 @@ int main(int argc, char **argv)
     MPI_Win win;
     /* A slot per origin, then a counter everyone adds to. */
     const MPI_Aint bytes = (MPI_Aint)((size + 1) * sizeof(long));
+    MPI_Aint base = 0; /* a dynamic window's slots are at rank 0's addresses */
+    int unit = sizeof(long);
     if (create) {
         mem = malloc((size_t)bytes);
         MPI_Win_create(mem, bytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    } else if (dynamic) {
+        mem = malloc((size_t)bytes);
+        MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        if (rank == 0) {
+            CHECK_MPI(MPI_Win_attach(win, mem, bytes));
+            MPI_Get_address(mem, &base);
+        }
+        MPI_Bcast(&base, 1, MPI_AINT, 0, MPI_COMM_WORLD);
+        unit = 1;
     } else {
         MPI_Win_allocate(bytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
     }
@@ -82,10 +97,12 @@ int main(int argc, char **argv)
         long v = 1000 + rank, back = 0, one = 1, old = -1, swap = 2000 + rank, seen = 0;
         double t0 = MPI_Wtime();
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
-        MPI_Put(&v, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win);
+        const MPI_Aint mine = base + rank * (MPI_Aint)sizeof(long) / unit,
+                       counter = base + size * (MPI_Aint)sizeof(long) / unit;
+        MPI_Put(&v, 1, MPI_LONG, 0, mine, 1, MPI_LONG, win);
         MPI_Win_flush(0, win);
-        MPI_Get(&back, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win);
-        if (create) {
+        MPI_Get(&back, 1, MPI_LONG, 0, mine, 1, MPI_LONG, win);
+        if (user_memory) {
             MPI_Win_unlock(0, win);
             epoch = MPI_Wtime() - t0;
             /* The atomics' epoch holds the lock until the target serves them: only once
@@ -93,11 +110,11 @@ int main(int argc, char **argv)
             MPI_Barrier(origins);
             MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
         }
-        MPI_Accumulate(&one, 1, MPI_LONG, 0, size, 1, MPI_LONG, MPI_SUM, win);
-        MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, size, MPI_SUM, win);
-        MPI_Compare_and_swap(&swap, &v, &seen, MPI_LONG, 0, rank, win);
+        MPI_Accumulate(&one, 1, MPI_LONG, 0, counter, 1, MPI_LONG, MPI_SUM, win);
+        MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, counter, MPI_SUM, win);
+        MPI_Compare_and_swap(&swap, &v, &seen, MPI_LONG, 0, mine, win);
         MPI_Win_unlock(0, win);
-        if (!create) epoch = MPI_Wtime() - t0;
+        if (!user_memory) epoch = MPI_Wtime() - t0;
         CHECK(back == v, "read back %ld, wrote %ld", back, v);
         CHECK(old >= 1 && old < 2 * size, "fetch-and-add fetched %ld", old);
         CHECK(seen == v, "compare-and-swap found %ld, expected %ld", seen, v);
@@ -108,15 +125,18 @@ int main(int argc, char **argv)
                direct        ? "on-node, direct"
                : expect_fast ? "progress thread"
                              : "no progress thread",
-               create ? ", MPI_Win_create: put and get only" : "");
+               create    ? ", MPI_Win_create: put and get only"
+               : dynamic ? ", MPI_Win_create_dynamic: put and get only"
+                         : "");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (0 == rank) {
         for (int o = 1; o < size; o++) CHECK(mem[o] == 2000 + o, "slot %d holds %ld", o, mem[o]);
         CHECK(mem[size] == 2L * (size - 1), "counter holds %ld, expected %ld", mem[size], 2L * (size - 1));
     }
+    if (dynamic && rank == 0) CHECK_MPI(MPI_Win_detach(win, mem));
     MPI_Win_free(&win);
     MPI_Comm_free(&origins);
-    if (create) free(mem);
+    if (user_memory) free(mem);
     return check_finish();
 }
