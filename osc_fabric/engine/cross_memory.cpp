@@ -55,11 +55,11 @@ int CrossCopy::flush() {
     return 0;
 }
 
-int cross_read_word(pid_t pid, uint64_t addr, uint64_t *out) {
-    iovec local{out, sizeof *out};
-    iovec remote{reinterpret_cast<void *>(static_cast<uintptr_t>(addr)), sizeof *out};
+int cross_read(pid_t pid, uint64_t addr, void *out, size_t len) {
+    iovec local{out, len};
+    iovec remote{reinterpret_cast<void *>(static_cast<uintptr_t>(addr)), len};
     const ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (got == static_cast<ssize_t>(sizeof *out)) return 0;
+    if (got == static_cast<ssize_t>(len)) return 0;
     return got < 0 && errno ? errno : EFAULT;
 }
 

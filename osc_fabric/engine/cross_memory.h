@@ -1,6 +1,6 @@
 // Copies between this process and another on the same node without its help: Linux's
 // cross-memory attach (process_vm_writev / process_vm_readv). Puts and gets to an
-// on-node peer's MPI_Win_create window (user memory, not in the node segment) take this
+// on-node peer's MPI_Win_create or dynamic window (user memory, not in the node segment) take this
 // road (route.cpp, cross_transfer_all), so they neither wait for the target to enter MPI
 // nor cost a libfabric shm message each. Pure code over the two system calls, tested in
 // test/engine/test_cross_memory.cpp.
@@ -59,8 +59,9 @@ private:
 // choices").
 constexpr size_t kCrossPieceMin = 4096;
 
-// Reads the 64-bit word at the peer's address addr. 0 or an errno.
-int cross_read_word(pid_t pid, uint64_t addr, uint64_t *out);
+// Reads len bytes at the peer's address addr into out. 0 or an errno (EFAULT when only
+// part could be read).
+int cross_read(pid_t pid, uint64_t addr, void *out, size_t len);
 
 // Whether a failure with this errno means the road is closed to every peer (the kernel
 // or a security policy refuses cross-memory attach), not just to one.

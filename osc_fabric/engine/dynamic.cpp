@@ -12,8 +12,14 @@
 // connection, failing everything else in flight to that peer. So an origin checks the
 // owner's table generation, one 8-byte read, the first time it uses its cache in each
 // access epoch, and a stale entry becomes MPI_ERR_RMA_RANGE at the call.
+//
+// An origin on the owner's node that reaches it by cross-memory attach (route.cpp) needs
+// no fabric, and so none of the owner's progress, for any of this: the generation and
+// the table's place are in the owner's WindowState, which our node segment maps, and
+// the table is read with process_vm_readv.
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "region_cache.h"
@@ -65,6 +71,7 @@ int oscf_win::publish_regions() {
     state_->reserved[kTableAddrWord] = virt ? reinterpret_cast<uintptr_t>(t.mem.get()) : 0;
     state_->reserved[kTableKeyWord] = t.key;
     state_->reserved[kTableCapacityWord] = t.capacity;
+    state_->table_vaddr = reinterpret_cast<uintptr_t>(t.mem.get());
     state_->reserved[kTableGenerationWord] = table_generation_;
     return OSCF_OK;
 }
@@ -119,8 +126,18 @@ int oscf_win::read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t ad
 
 int oscf_win::refresh_regions(Guard &lk, Peer &p) {
     for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
+        const bool cross = cross_memory(p);
         WindowState st{};
-        int rc = read_remote(lk, p, &st, sizeof st, p.state_base, p.state_key);
+        int rc = OSCF_OK;
+        if (cross) {  // the owner may be editing: each word once, as it is now
+            for (size_t i = 0; i < 4; ++i)
+                st.reserved[i] =
+                    __atomic_load_n(p.node.word(offsetof(WindowState, reserved) + 8 * i), __ATOMIC_ACQUIRE);
+            st.table_vaddr =
+                __atomic_load_n(p.node.word(offsetof(WindowState, table_vaddr)), __ATOMIC_ACQUIRE);
+        } else {
+            rc = read_remote(lk, p, &st, sizeof st, p.state_base, p.state_key);
+        }
         if (rc) return rc;
         const size_t capacity = st.reserved[kTableCapacityWord];
         if (capacity == 0) {  // nothing ever attached
@@ -128,9 +145,16 @@ int oscf_win::refresh_regions(Guard &lk, Peer &p) {
             return OSCF_OK;
         }
         std::vector<char> copy(region_table_bytes(capacity));
-        rc = read_remote(lk, p, copy.data(), copy.size(), st.reserved[kTableAddrWord],
-                         st.reserved[kTableKeyWord]);
-        if (rc) return rc;
+        if (cross) {
+            // EFAULT: words of two editions (a table outgrown meanwhile); read again.
+            // Anything else closes the road to this peer, and the fabric reads it.
+            const int err = cross_read(p.cross.pid, st.table_vaddr, copy.data(), copy.size());
+            if (err && err != EFAULT) cross_refuse(p, err, "region table read");
+            if (err) continue;
+        } else if ((rc = read_remote(lk, p, copy.data(), copy.size(), st.reserved[kTableAddrWord],
+                                     st.reserved[kTableKeyWord]))) {
+            return rc;
+        }
         if (p.regions.load(copy.data(), copy.size(), capacity)) return OSCF_OK;  // else torn: again
     }
     return usage_error(OSCF_ERR_INTERNAL, "could not read a consistent region table");
@@ -157,9 +181,12 @@ int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, 
     auto find = [&]() { return p.regions.find(addr, len, &w->span); };
     if (!p.regions.checked_in(access_epoch_)) {
         uint64_t gen = 0;
-        int rc = read_remote(lk, p, &gen, sizeof gen,
-                             p.state_base + offsetof(WindowState, reserved) + 8 * kTableGenerationWord,
-                             p.state_key);
+        const uint64_t gen_at = offsetof(WindowState, reserved) + 8 * kTableGenerationWord;
+        int rc = OSCF_OK;
+        if (p.node.linked())
+            gen = __atomic_load_n(p.node.word(gen_at), __ATOMIC_ACQUIRE);
+        else
+            rc = read_remote(lk, p, &gen, sizeof gen, p.state_base + gen_at, p.state_key);
         if (rc) return rc;
         if (!p.regions.from_generation(gen) && (rc = refresh_regions(lk, p))) return rc;
         p.regions.mark_checked(access_epoch_);

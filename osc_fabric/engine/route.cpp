@@ -16,8 +16,8 @@
 //     same rule (lock words are 64-bit fetch-and-add and compare-and-swap). Off the node
 //     they take the provider's atomics only where those are the NIC's (lock.cpp,
 //     lock_words_native).
-//   - put, get to an on-node peer's MPI_Win_create window (user memory, not in the
-//     segment): cross-memory attach (cross_memory.h), a copy between the two processes
+//   - put, get to an on-node peer's MPI_Win_create or dynamic window (user memory, not
+//     in the segment): cross-memory attach (cross_memory.h), a copy between the two processes
 //     by the kernel, once the peer's pid is verified against the segment (cross_verify);
 //     where the kernel refuses it, the fabric, as for any other peer.
 // Direct operations are complete when they return, so flush has nothing to wait for on
@@ -108,11 +108,11 @@ int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_seg
     return OSCF_OK;
 }
 
-// The road of the header's last bullet (MPI_Win_create windows). Asked before each put or get: cheap once the
+// The road of the header's last bullet (MPI_Win_create and dynamic windows). Asked before each put or get: cheap once the
 // peer is verified or refused.
 bool oscf_win::cross_memory(Peer &p) {
-    if (!eng_.cross_memory || flavor_ != OSCF_FLAVOR_CREATE || !p.node.linked() || p.node.has_memory() ||
-        is_self(p) || p.size == 0)
+    if (!eng_.cross_memory || !p.node.linked() || p.node.has_memory() || is_self(p) ||
+        !(flavor_ == OSCF_FLAVOR_DYNAMIC || (flavor_ == OSCF_FLAVOR_CREATE && p.size != 0)))
         return false;
     switch (p.cross.trust) {
     case CrossLink::Trust::verified: return true;
@@ -129,7 +129,7 @@ bool oscf_win::cross_memory(Peer &p) {
 bool oscf_win::cross_verify(Peer &p) {
     const uint64_t at = p.cross.state + offsetof(WindowState, identity);
     uint64_t seen = 0;
-    const int err = cross_read_word(p.cross.pid, at, &seen);
+    const int err = cross_read(p.cross.pid, at, &seen, sizeof seen);
     if (!err && seen == *p.node.word(offsetof(WindowState, identity))) {
         p.cross.trust = CrossLink::Trust::verified;
         return true;
@@ -157,6 +157,15 @@ bool oscf_win::cross_verify(Peer &p) {
 // that fails (the peer died, the kernel now refuses) closes the road to that peer and
 // *refused tells the caller to send the whole call through the fabric, which reports a
 // dead peer as for any other: a put or get may run twice, with the same bytes.
+// A cross-memory copy to or from p failed with errno err: p, or every peer when the
+// kernel refuses the road, goes through the provider from now on.
+void oscf_win::cross_refuse(Peer &p, int err, const char *what) {
+    p.cross.trust = CrossLink::Trust::refused;
+    if (cross_memory_refused(err)) eng_.cross_memory = false;
+    log(1, "cross-memory %s at rank %d failed (%s): this and later calls to it go through the provider", what,
+        rank_of(p), std::strerror(err));
+}
+
 int oscf_win::cross_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
                                  int64_t disp, bool *refused) {
     *refused = false;
@@ -164,26 +173,32 @@ int oscf_win::cross_transfer_all(Guard &lk, Dir dir, int target, const oscf_segm
     Peer &p = peer(target);
     int rc = direct_begin(lk, target, what);
     if (rc) return rc;
-    for (size_t i = 0; i < n; ++i) {
-        uint64_t off;
-        if ((rc = target_offset(disp, p.disp_unit, segs[i].target_offset, segs[i].len, p.size, target, what,
-                                &off)))
-            return rc;
-    }
+    // Every byte in the window, or attached (a dynamic window's piece may run across
+    // regions attached back to back), before anything moves.
+    for (size_t i = 0; i < n; ++i)
+        for (size_t done = 0; done < segs[i].len;) {
+            Where w;
+            if ((rc = resolve(lk, target, disp, segs[i].target_offset + static_cast<int64_t>(done),
+                              segs[i].len - done, what, &w)))
+                return rc;
+            done += w.span;
+        }
     CrossCopy copy(p.cross.pid, dir == Dir::write);
     int err = 0;
     for (size_t i = 0; i < n && !err; ++i) {
-        // Checked above: within the window, so the sum fits.
-        const uint64_t off =
-            static_cast<uint64_t>(static_cast<__int128>(disp) * p.disp_unit + segs[i].target_offset);
-        err = copy.add(segs[i].origin, p.cross.base + off, segs[i].len);
+        if (segs[i].len == 0) continue;
+        // Checked above: in the window, so the sum fits. A dynamic window's
+        // displacement is the owner's address already.
+        const uint64_t remote =
+            flavor_ == OSCF_FLAVOR_DYNAMIC
+                ? static_cast<uint64_t>(static_cast<__int128>(disp) + segs[i].target_offset)
+                : p.cross.base + static_cast<uint64_t>(static_cast<__int128>(disp) * p.disp_unit +
+                                                       segs[i].target_offset);
+        err = copy.add(segs[i].origin, remote, segs[i].len);
     }
     if (!err) err = copy.finish();
     if (err) {
-        p.cross.trust = CrossLink::Trust::refused;
-        if (cross_memory_refused(err)) eng_.cross_memory = false;
-        log(1, "cross-memory %s to rank %d failed (%s): this and later calls to it go through the provider",
-            what, target, std::strerror(err));
+        cross_refuse(p, err, what);
         *refused = true;
         return OSCF_OK;
     }

@@ -314,11 +314,12 @@ private:
     // Lock words taken with the provider's atomics (lock.cpp), not with messages.
     bool lock_words_native() const;
     int direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp);
-    // Puts and gets to an on-node peer's user memory (MPI_Win_create) by cross-memory
-    // attach; cross_transfer_all sets *refused, having moved nothing that counts, when
-    // the kernel refuses the road: the fabric serves the call.
+    // Puts and gets to an on-node peer's user memory (MPI_Win_create, dynamic windows)
+    // by cross-memory attach; cross_transfer_all sets *refused, having moved nothing
+    // that counts, when the kernel refuses the road: the fabric serves the call.
     bool cross_memory(Peer &p);
     bool cross_verify(Peer &p);
+    void cross_refuse(Peer &p, int err, const char *what);
     int cross_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n, int64_t disp,
                            bool *refused);
     int direct_begin(Guard &lk, int target, const char *what);

@@ -19,7 +19,7 @@
 
 namespace oscf {
 
-constexpr uint32_t kWinBlobVersion = 5;
+constexpr uint32_t kWinBlobVersion = 6;
 constexpr size_t kMaxAddrLen = 256;  // shm names are up to 256 bytes; sockaddrs are shorter
 
 struct WinBlob {
@@ -59,7 +59,9 @@ struct alignas(64) WindowState {
     // segment, knows the pid names this process (another PID namespace would not) before
     // it writes there (route.cpp, cross_verify).
     uint64_t identity;
-    uint64_t unused;
+    // Dynamic windows: the region table's address as its owner sees it, which an on-node
+    // origin reads by cross-memory attach (dynamic.cpp, refresh_regions).
+    uint64_t table_vaddr;
 };
 static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
 

@@ -103,8 +103,8 @@ static int component_register(void)
     c->cross_memory = true;
     (void)mca_base_component_var_register(
         v, "cross_memory",
-        "With node_direct: puts and gets to on-node peers' MPI_Win_create windows (user memory, "
-        "not shared) are copied between the two processes by the kernel (process_vm_writev / "
+        "With node_direct: puts and gets to on-node peers' MPI_Win_create and dynamic windows (user "
+        "memory, not shared) are copied between the two processes by the kernel (process_vm_writev / "
         "process_vm_readv), needing no help from the target. Where the kernel refuses it (ptrace "
         "restrictions, seccomp) or off, they go through libfabric (perf/README.md has both)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY, &c->cross_memory);

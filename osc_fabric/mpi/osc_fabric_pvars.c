@@ -40,7 +40,7 @@ static const pvar_field fields[] = {
     {"am_local", "emulated accumulates applied to the calling process's own window", WIN(am_local)},
     {"direct_rma", "puts and gets to on-node peers done as memory copies", WIN(direct_rma)},
     {"cross_memory_rma",
-     "of those, puts and gets to MPI_Win_create windows copied by cross-memory attach "
+     "of those, puts and gets to MPI_Win_create and dynamic windows copied by cross-memory attach "
      "(process_vm_writev/readv)",
      WIN(cross_rma)},
     {"direct_atomics", "accumulates and compare-and-swaps applied directly under the accumulate locks",

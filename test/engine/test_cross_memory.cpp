@@ -61,12 +61,12 @@ TEST_CASE("cross-memory pieces that follow each other on both sides are one", "[
 
 TEST_CASE("cross-memory failures come back as errno, nothing written after", "[cross_memory]") {
     uint64_t word = 0x1234567890abcdefULL, got = 0;
-    REQUIRE(oscf::cross_read_word(getpid(), addr(&word), &got) == 0);
+    REQUIRE(oscf::cross_read(getpid(), addr(&word), &got, sizeof got) == 0);
     CHECK(got == word);
     // No such address in our process (the first page is never mapped).
-    CHECK(oscf::cross_read_word(getpid(), 8, &got) == EFAULT);
+    CHECK(oscf::cross_read(getpid(), 8, &got, sizeof got) == EFAULT);
     // No such process: pids stop below this.
-    CHECK(oscf::cross_read_word(static_cast<pid_t>(0x7ffffff0), addr(&word), &got) == ESRCH);
+    CHECK(oscf::cross_read(static_cast<pid_t>(0x7ffffff0), addr(&word), &got, sizeof got) == ESRCH);
 
     // A bad piece behind good ones: the good ones move, then its errno.
     std::vector<uint8_t> src(64, 9), dst(64, 0);
