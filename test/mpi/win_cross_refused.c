@@ -1,6 +1,7 @@
 /*
- * win_cross_refused: puts and gets to on-node MPI_Win_create windows where the kernel
- * refuses cross-memory attach (engine/route.cpp, cross_verify). Every process makes
+ * win_cross_refused: puts and gets to on-node MPI_Win_create windows (with "dynamic":
+ * dynamic windows, each rank's memory attached) where the kernel refuses cross-memory
+ * attach (engine/route.cpp, cross_verify). Every process makes
  * itself non-dumpable and gives up CAP_SYS_PTRACE before creating the window, as a
  * hardened system's processes are, so process_vm_readv / process_vm_writev fail with
  * EPERM. The calls must then go through the provider and move the right bytes, one
@@ -10,6 +11,7 @@
  *
  * Without the refusal the same program would count cross-memory copies: the pvar
  * check is what tells that the fallback, not the road itself, moved the bytes.
+ *   win_cross_refused [dynamic]
  */
 #include <linux/capability.h>
 #include <sys/prctl.h>
@@ -76,10 +78,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     refuse_ptrace();
+    const int dynamic = argc > 1 && 0 == strcmp(argv[1], "dynamic");
 
     unsigned char *mem = malloc(BYTES), *src = malloc(BYTES), *back = malloc(BYTES);
     MPI_Win win;
-    CHECK_MPI(MPI_Win_create(mem, BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Aint *at = calloc((size_t)size, sizeof *at); /* each rank's displacement 0 */
+    if (dynamic) {
+        CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        CHECK_MPI(MPI_Win_attach(win, mem, BYTES));
+        MPI_Aint mine;
+        MPI_Get_address(mem, &mine);
+        MPI_Allgather(&mine, 1, MPI_AINT, at, 1, MPI_AINT, MPI_COMM_WORLD);
+    } else {
+        CHECK_MPI(MPI_Win_create(mem, BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    }
     MPI_Datatype strided; /* PIECES pieces of PIECE bytes, every third one */
     MPI_Type_vector(PIECES, PIECE, 3 * PIECE, MPI_BYTE, &strided);
     MPI_Type_commit(&strided);
@@ -93,8 +105,8 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         /* One block at 0, the strided pieces from PIECE on. */
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, to, 0, win);
-        CHECK_MPI(MPI_Put(src, PIECE, MPI_BYTE, to, 0, PIECE, MPI_BYTE, win));
-        CHECK_MPI(MPI_Put(src + PIECE, PIECES * PIECE, MPI_BYTE, to, PIECE, 1, strided, win));
+        CHECK_MPI(MPI_Put(src, PIECE, MPI_BYTE, to, at[to], PIECE, MPI_BYTE, win));
+        CHECK_MPI(MPI_Put(src + PIECE, PIECES * PIECE, MPI_BYTE, to, at[to] + PIECE, 1, strided, win));
         MPI_Win_unlock(to, win);
         MPI_Barrier(MPI_COMM_WORLD);
 
@@ -115,8 +127,8 @@ int main(int argc, char **argv)
         /* And read back what we put at `to`, both ways. */
         memset(back, 0, BYTES);
         MPI_Win_lock(MPI_LOCK_SHARED, to, 0, win);
-        CHECK_MPI(MPI_Get(back, PIECE, MPI_BYTE, to, 0, PIECE, MPI_BYTE, win));
-        CHECK_MPI(MPI_Get(back + PIECE, PIECES * PIECE, MPI_BYTE, to, PIECE, 1, strided, win));
+        CHECK_MPI(MPI_Get(back, PIECE, MPI_BYTE, to, at[to], PIECE, MPI_BYTE, win));
+        CHECK_MPI(MPI_Get(back + PIECE, PIECES * PIECE, MPI_BYTE, to, at[to] + PIECE, 1, strided, win));
         MPI_Win_unlock(to, win);
         CHECK(0 == memcmp(back, src, PIECE + (size_t)PIECES * PIECE), "read back from rank %d", to);
         MPI_Barrier(MPI_COMM_WORLD);
@@ -127,7 +139,9 @@ int main(int argc, char **argv)
     if (crossed >= 0)
         CHECK(crossed == 0, "%lld cross-memory copies although the kernel refuses them", crossed);
     MPI_Type_free(&strided);
+    if (dynamic) CHECK_MPI(MPI_Win_detach(win, mem));
     MPI_Win_free(&win);
+    free(at);
     free(mem);
     free(src);
     free(back);
