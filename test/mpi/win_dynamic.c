@@ -4,10 +4,16 @@
  * collective; put, get and accumulate into them; regions attached after an origin
  * cached the table; and the standard's errors: access outside any attached region
  * (MPI_ERR_RMA_RANGE), overlapping attach and detach of an unknown address
- * (MPI_ERR_RMA_ATTACH), attach on a window that is not dynamic (MPI_ERR_RMA_FLAVOR).
+ * (MPI_ERR_RMA_ATTACH), attach on a window that is not dynamic (MPI_ERR_RMA_FLAVOR),
+ * access to a detached region (MPI_ERR_RMA_RANGE in the next epoch).
+ * With "node" (every peer on this node, reached by cross-memory attach): a region
+ * detached within an epoch that already used it is MPI_ERR_RMA_RANGE at once, as no
+ * registration key would refuse the copy.
+ *   win_dynamic [node]
  */
 #include <mpi.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -90,15 +96,33 @@ int main(int argc, char **argv)
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
     long y = 4242;
     CHECK_MPI(MPI_Put(&y, 1, MPI_LONG, right, their_fresh, 1, MPI_LONG, win));
+    CHECK(
+        check_error_class(MPI_Put(&y, 1, MPI_LONG, right, theirs[5], 1, MPI_LONG, win)) == MPI_ERR_RMA_RANGE,
+        "put to a region detached before the epoch");
     MPI_Win_unlock(right, win);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
     CHECK(fresh[0] == 4242, "newly attached region got %ld", fresh[0]);
     MPI_Win_unlock(rank, win);
 
+    if (argc > 1 && 0 == strcmp(argv[1], "node")) {
+        /* Detached while the origin's epoch, which already used it, goes on. */
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock_all(0, win);
+        CHECK_MPI(MPI_Put(&y, 1, MPI_LONG, right, their_fresh, 1, MPI_LONG, win));
+        CHECK_MPI(MPI_Win_flush(right, win));
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_MPI(MPI_Win_detach(win, fresh));
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK(check_error_class(MPI_Put(&y, 1, MPI_LONG, right, their_fresh, 1, MPI_LONG, win)) ==
+                  MPI_ERR_RMA_RANGE,
+              "put to a region detached within the epoch");
+        MPI_Win_unlock_all(win);
+    } else {
+        CHECK_MPI(MPI_Win_detach(win, fresh));
+    }
     for (int r = 0; r < REGIONS; r++)
         if (r != 5) CHECK_MPI(MPI_Win_detach(win, region[r]));
-    CHECK_MPI(MPI_Win_detach(win, fresh));
     MPI_Win_free(&win);
 
     /* Attach on a window that is not dynamic. */
