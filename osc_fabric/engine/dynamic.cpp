@@ -42,7 +42,10 @@ bool oscf_win::attached_here(uint64_t addr, size_t len) const {
 }
 
 // Writes the region list into the current table (growing it first if needed), with the
-// generation odd while it changes.
+// generation odd while it changes: in the table's header and trailer (a reader copying
+// the table front to back sees them differ unless no entry changed in between) and in
+// the WindowState word, which an on-node reader loads before and after its copy
+// (cross_read_regions).
 int oscf_win::publish_regions() {
     if (tables_.empty() || tables_.back().capacity < regions_.size()) {
         Table t;
@@ -58,7 +61,10 @@ int oscf_win::publish_regions() {
     auto *hdr = reinterpret_cast<volatile RegionTableHeader *>(t.mem.get());
     auto *entries = reinterpret_cast<Region *>(t.mem.get() + sizeof(RegionTableHeader));
     auto *trailer = reinterpret_cast<volatile uint64_t *>(t.mem.get() + region_table_bytes(t.capacity) - 8);
-    hdr->generation = ++table_generation_;  // odd: editing
+    ++table_generation_;  // odd: editing
+    state_->reserved[kTableGenerationWord] = table_generation_;
+    *trailer = table_generation_;
+    hdr->generation = table_generation_;
     std::atomic_thread_fence(std::memory_order_seq_cst);
     for (size_t i = 0; i < regions_.size(); ++i)
         entries[i] = Region{regions_[i].base, regions_[i].size, regions_[i].key};
@@ -72,7 +78,8 @@ int oscf_win::publish_regions() {
     state_->reserved[kTableKeyWord] = t.key;
     state_->reserved[kTableCapacityWord] = t.capacity;
     state_->table_vaddr = reinterpret_cast<uintptr_t>(t.mem.get());
-    state_->reserved[kTableGenerationWord] = table_generation_;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    state_->reserved[kTableGenerationWord] = table_generation_;  // even: consistent
     return OSCF_OK;
 }
 
@@ -124,20 +131,57 @@ int oscf_win::read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t ad
     return wait_done(lk, done);
 }
 
+// The owner's table by cross-memory attach, a sequence lock around the copy: its
+// generation word (in our mapping of the segment) even and unchanged from before the
+// place and size are loaded to after the table is read, and the table's own. Torn:
+// the owner edited meanwhile, or a table outgrown under us (EFAULT); false, again.
+// Any other failure closes the road to p (cross_refuse) and the fabric reads it.
+bool oscf_win::cross_read_regions(Guard &lk, Peer &p, bool *torn) {
+    *torn = true;
+    auto word = [&p](size_t off) { return __atomic_load_n(p.node.word(off), __ATOMIC_ACQUIRE); };
+    const size_t gen_at = offsetof(WindowState, reserved) + 8 * kTableGenerationWord;
+    const uint64_t gen = word(gen_at);
+    if (gen & 1) {  // the owner is editing: let it finish
+        Progress::idle(lk);
+        return false;
+    }
+    const size_t capacity = word(offsetof(WindowState, reserved) + 8 * kTableCapacityWord);
+    const uint64_t at = word(offsetof(WindowState, table_vaddr));
+    if (capacity == 0) {  // nothing ever attached
+        if (word(gen_at) != gen) return false;
+        p.regions.clear();
+        *torn = false;
+        return true;
+    }
+    std::vector<char> copy(region_table_bytes(capacity));
+    const int err = cross_read(p.cross.pid, at, copy.data(), copy.size());
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (err && err != EFAULT) {
+        cross_refuse(p, err, "region table read");
+        *torn = false;
+        return false;
+    }
+    if (err || word(gen_at) != gen) return false;
+    const RegionCache before = p.regions;
+    if (!p.regions.load(copy.data(), copy.size(), capacity)) return false;
+    if (!p.regions.from_generation(gen)) {
+        p.regions = before;
+        return false;
+    }
+    *torn = false;
+    return true;
+}
+
 int oscf_win::refresh_regions(Guard &lk, Peer &p) {
     for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
-        const bool cross = cross_memory(p);
-        WindowState st{};
-        int rc = OSCF_OK;
-        if (cross) {  // the owner may be editing: each word once, as it is now
-            for (size_t i = 0; i < 4; ++i)
-                st.reserved[i] =
-                    __atomic_load_n(p.node.word(offsetof(WindowState, reserved) + 8 * i), __ATOMIC_ACQUIRE);
-            st.table_vaddr =
-                __atomic_load_n(p.node.word(offsetof(WindowState, table_vaddr)), __ATOMIC_ACQUIRE);
-        } else {
-            rc = read_remote(lk, p, &st, sizeof st, p.state_base, p.state_key);
+        if (cross_memory(p)) {
+            bool torn;
+            if (cross_read_regions(lk, p, &torn)) return OSCF_OK;
+            if (torn) continue;
+            // refused: the fabric reads it below
         }
+        WindowState st{};
+        int rc = read_remote(lk, p, &st, sizeof st, p.state_base, p.state_key);
         if (rc) return rc;
         const size_t capacity = st.reserved[kTableCapacityWord];
         if (capacity == 0) {  // nothing ever attached
@@ -145,16 +189,9 @@ int oscf_win::refresh_regions(Guard &lk, Peer &p) {
             return OSCF_OK;
         }
         std::vector<char> copy(region_table_bytes(capacity));
-        if (cross) {
-            // EFAULT: words of two editions (a table outgrown meanwhile); read again.
-            // Anything else closes the road to this peer, and the fabric reads it.
-            const int err = cross_read(p.cross.pid, st.table_vaddr, copy.data(), copy.size());
-            if (err && err != EFAULT) cross_refuse(p, err, "region table read");
-            if (err) continue;
-        } else if ((rc = read_remote(lk, p, copy.data(), copy.size(), st.reserved[kTableAddrWord],
-                                     st.reserved[kTableKeyWord]))) {
-            return rc;
-        }
+        rc = read_remote(lk, p, copy.data(), copy.size(), st.reserved[kTableAddrWord],
+                         st.reserved[kTableKeyWord]);
+        if (rc) return rc;
         if (p.regions.load(copy.data(), copy.size(), capacity)) return OSCF_OK;  // else torn: again
     }
     return usage_error(OSCF_ERR_INTERNAL, "could not read a consistent region table");
@@ -179,7 +216,10 @@ int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, 
     }
     Peer &p = peer(target);
     auto find = [&]() { return p.regions.find(addr, len, &w->span); };
-    if (!p.regions.checked_in(access_epoch_)) {
+    // On the node the generation is one load from the segment: compared on every call,
+    // so a region detached since is noticed even within an epoch (a cross-memory copy
+    // has no key that would refuse it).
+    if (p.node.linked() || !p.regions.checked_in(access_epoch_)) {
         uint64_t gen = 0;
         const uint64_t gen_at = offsetof(WindowState, reserved) + 8 * kTableGenerationWord;
         int rc = OSCF_OK;

@@ -23,6 +23,7 @@
 // Direct operations are complete when they return, so flush has nothing to wait for on
 // them, and no target progress is ever needed.
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 
@@ -138,7 +139,8 @@ bool oscf_win::cross_verify(Peer &p) {
     if (err && cross_memory_refused(err)) {
         eng_.cross_memory = false;
         log(2,
-            "cross-memory attach refused (%s): puts and gets to on-node MPI_Win_create windows go "
+            "cross-memory attach refused (%s): puts and gets to on-node MPI_Win_create and dynamic windows "
+            "go "
             "through the provider (ptrace restrictions such as kernel.yama.ptrace_scope, or a "
             "seccomp policy, refuse it)",
             std::strerror(err));
@@ -174,15 +176,26 @@ int oscf_win::cross_transfer_all(Guard &lk, Dir dir, int target, const oscf_segm
     int rc = direct_begin(lk, target, what);
     if (rc) return rc;
     // Every byte in the window, or attached (a dynamic window's piece may run across
-    // regions attached back to back), before anything moves.
-    for (size_t i = 0; i < n; ++i)
-        for (size_t done = 0; done < segs[i].len;) {
+    // regions attached back to back), before anything moves. An empty piece of a
+    // window with a size is checked as the direct road checks it; one of a dynamic
+    // window touches nothing, as in transfer().
+    const bool dynamic = flavor_ == OSCF_FLAVOR_DYNAMIC;
+    for (size_t i = 0; i < n; ++i) {
+        size_t done = 0;
+        do {
+            if (dynamic && segs[i].len == 0) break;
             Where w;
             if ((rc = resolve(lk, target, disp, segs[i].target_offset + static_cast<int64_t>(done),
                               segs[i].len - done, what, &w)))
                 return rc;
             done += w.span;
-        }
+        } while (done < segs[i].len);
+    }
+    // Reading a dynamic window's region table may have found the road closed.
+    if (p.cross.trust != CrossLink::Trust::verified) {
+        *refused = true;
+        return OSCF_OK;
+    }
     CrossCopy copy(p.cross.pid, dir == Dir::write);
     int err = 0;
     for (size_t i = 0; i < n && !err; ++i) {
@@ -190,13 +203,19 @@ int oscf_win::cross_transfer_all(Guard &lk, Dir dir, int target, const oscf_segm
         // Checked above: in the window, so the sum fits. A dynamic window's
         // displacement is the owner's address already.
         const uint64_t remote =
-            flavor_ == OSCF_FLAVOR_DYNAMIC
-                ? static_cast<uint64_t>(static_cast<__int128>(disp) + segs[i].target_offset)
-                : p.cross.base + static_cast<uint64_t>(static_cast<__int128>(disp) * p.disp_unit +
-                                                       segs[i].target_offset);
+            dynamic ? static_cast<uint64_t>(static_cast<__int128>(disp) + segs[i].target_offset)
+                    : p.cross.base + static_cast<uint64_t>(static_cast<__int128>(disp) * p.disp_unit +
+                                                           segs[i].target_offset);
         err = copy.add(segs[i].origin, remote, segs[i].len);
     }
     if (!err) err = copy.finish();
+    if (err == EFAULT && dynamic) {
+        // Unmapped at the owner although its table, just checked, lists it: detached and
+        // freed while we copied. Erroneous, but no reason to close the road; the
+        // fabric's cached key would be no better.
+        return usage_error(OSCF_ERR_RMA_RANGE, "%s to rank %d: a region was detached during the call", what,
+                           target);
+    }
     if (err) {
         cross_refuse(p, err, what);
         *refused = true;

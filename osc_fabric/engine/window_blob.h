@@ -12,6 +12,8 @@
 //   version 5: the owner's pid and its own addresses of its window memory and
 //              WindowState, for cross-memory puts and gets (cross_memory.h);
 //              WindowState::identity.
+//   version 6: WindowState::table_vaddr, the owner's address of its region table, and
+//              the table generation word odd while the owner edits (dynamic.cpp).
 #pragma once
 
 #include <cstddef>
@@ -67,7 +69,8 @@ static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire
 
 // Dynamic windows (dynamic.cpp): WindowState::reserved[0..2] hold where the owner's
 // region table is (remote address, key, capacity in entries), reserved[3] the
-// generation of its latest consistent copy. The table is a header,
+// generation of its latest consistent copy, odd while the owner edits the table or
+// these words. The table is a header,
 // `capacity` regions, and a trailing copy of the generation: a reader accepts a copy
 // whose two generations are equal and even (the owner makes them odd while editing).
 struct Region {
