@@ -390,20 +390,37 @@ int oscf_win::staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *ru
     // Copies, made before transfer_all returns, unless the kernel refused cross-memory
     // attach (route.cpp): then the fabric moves the pieces. Either way they are in place
     // once this call's own completion fires; the peer's counter would also wait for its
-    // other operations.
+    // other operations. On the heap: should the wait fail (the fabric broken), the call returns while
+    // its pieces may still complete, and the last of them frees this and the copy.
     struct Landed {
-        bool done = false;
+        bool done = false, abandoned = false;
         int status = OSCF_OK;
-    } landed;
-    const oscf_notify own{[](void *arg, int status) {
-                              auto *l = static_cast<Landed *>(arg);
-                              l->status = status;
-                              l->done = true;
-                          },
-                          &landed};
+        Staging copy;
+        static void fire(void *arg, int status) {
+            auto *l = static_cast<Landed *>(arg);
+            if (l->abandoned) {
+                delete l;
+                return;
+            }
+            l->status = status;
+            l->done = true;
+        }
+    };
+    auto *landed = new Landed;
+    const oscf_notify own{&Landed::fire, landed};
     rc = transfer_all(lk, dir, target, segs.data(), segs.size(), disp, &own);
-    if (!rc) rc = progress().wait_until(lk, [&landed] { return landed.done; });
-    if (!rc) rc = landed.status;
+    if (rc) {  // nothing of it in flight: transfer_all waited for what it posted
+        delete landed;
+        return rc;
+    }
+    rc = progress().wait_until(lk, [landed] { return landed->done; });
+    if (rc && !landed->done) {
+        landed->copy = stage_copy.release();
+        landed->abandoned = true;
+        return rc;
+    }
+    if (!rc) rc = landed->status;
+    delete landed;
     if (!rc && dir == Dir::read && pk.unpack(pk.arg, stage, bytes) != OSCF_OK) rc = OSCF_ERR_INTERNAL;
     if (!rc && notify) notify->fn(notify->arg, OSCF_OK);
     return rc;

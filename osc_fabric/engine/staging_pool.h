@@ -71,6 +71,9 @@ public:
 
     int take(Fabric &fab, size_t bytes) { return pool_.take_copy(fab, bytes, &copy_); }
     uint8_t *data() const { return copy_.mem.get(); }
+    // The copy, no longer the pool's: for a caller that must leave while the fabric
+    // may still use it.
+    Staging release() { return std::move(copy_); }
 
 private:
     StagingPool &pool_;
