@@ -17,8 +17,6 @@
 
 #define LOG(...) opal_output_verbose(1, mca_osc_fabric_component.output, "osc/fabric: " __VA_ARGS__)
 
-/* Predefined MPI datatype (by Open MPI's id, which already folds aliases such as
- * MPI_LONG onto fixed-width types where it can) to the engine's element type. */
 /* The engine's integer type of a width, in bytes; false for a width it has none of. */
 static bool integer_of_width(size_t size, bool is_unsigned, oscf_type *out)
 {
@@ -31,6 +29,8 @@ static bool integer_of_width(size_t size, bool is_unsigned, oscf_type *out)
     }
 }
 
+/* Predefined MPI datatype (by Open MPI's id, which already folds aliases such as
+ * MPI_LONG onto fixed-width types where it can) to the engine's element type. */
 static bool classify_type(const ompi_datatype_t *dt, oscf_type *out)
 {
     switch (dt->id) {
