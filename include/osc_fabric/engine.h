@@ -84,9 +84,9 @@ typedef struct oscf_engine_config {
      * MPI_THREAD_MULTIPLE). Without a progress thread nothing else enters the engine, so
      * its lock need not be a locked exchange on every call. */
     int calls_serialized;
-    /* With node_direct: puts and gets to on-node peers' MPI_Win_create and dynamic windows copy
-     * between the processes with process_vm_writev/readv (cross_memory.h) instead of
-     * going through the provider. */
+    /* With node_direct: puts and gets to on-node peers' MPI_Win_create and dynamic
+     * windows copy between the processes with process_vm_writev/readv (cross_memory.h)
+     * instead of going through the provider. */
     int cross_memory;
 } oscf_engine_config;
 
@@ -478,7 +478,8 @@ typedef struct oscf_win_stats {
     uint64_t ordering_waits;      /* times an accumulate waited for earlier ones */
     uint64_t fence_waits_skipped; /* fences that trusted MPI_MODE_NOPRECEDE */
     uint64_t direct_rma;          /* puts and gets to on-node peers done as memory copies */
-    uint64_t cross_rma;           /* of those, to MPI_Win_create and dynamic windows by cross-memory attach */
+    uint64_t cross_rma;           /* of those, to MPI_Win_create and dynamic windows by
+                                   * cross-memory attach */
     uint64_t direct_atomics;      /* accumulate segments and compare-and-swaps applied under
                                    * the accumulate locks, on-node peers and ourselves */
     uint64_t direct_words;        /* lock and synchronization words changed directly */

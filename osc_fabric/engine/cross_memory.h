@@ -1,8 +1,8 @@
 // Copies between this process and another on the same node without its help: Linux's
 // cross-memory attach (process_vm_writev / process_vm_readv). Puts and gets to an
-// on-node peer's MPI_Win_create or dynamic window (user memory, not in the node segment) take this
-// road (route.cpp, cross_transfer_all), so they neither wait for the target to enter MPI
-// nor cost a libfabric shm message each. Pure code over the two system calls, tested in
+// on-node peer's MPI_Win_create or dynamic window (user memory, not in the node segment)
+// take this road (route.cpp, cross_transfer_all), so they neither wait for the target to
+// enter MPI nor cost a libfabric shm message each. Pure code over the two system calls, tested in
 // test/engine/test_cross_memory.cpp.
 #pragma once
 

@@ -30,6 +30,10 @@ using namespace oscf;
 namespace {
 constexpr size_t kInitialRegions = 16;
 constexpr int kReadAttempts = 100;  // torn copies while the owner edits; then give up
+// Offset in WindowState of the table word i (kTable*Word).
+constexpr size_t table_word(size_t i) {
+    return offsetof(WindowState, reserved) + 8 * i;
+}
 }  // namespace
 
 // An origin splits an access at region boundaries, but the records it packs (packed.h)
@@ -139,13 +143,13 @@ int oscf_win::read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t ad
 bool oscf_win::cross_read_regions(Guard &lk, Peer &p, bool *torn) {
     *torn = true;
     auto word = [&p](size_t off) { return __atomic_load_n(p.node.word(off), __ATOMIC_ACQUIRE); };
-    const size_t gen_at = offsetof(WindowState, reserved) + 8 * kTableGenerationWord;
+    const size_t gen_at = table_word(kTableGenerationWord);
     const uint64_t gen = word(gen_at);
     if (gen & 1) {  // the owner is editing: let it finish
         Progress::idle(lk);
         return false;
     }
-    const size_t capacity = word(offsetof(WindowState, reserved) + 8 * kTableCapacityWord);
+    const size_t capacity = word(table_word(kTableCapacityWord));
     const uint64_t at = word(offsetof(WindowState, table_vaddr));
     if (capacity == 0) {  // nothing ever attached
         if (word(gen_at) != gen) return false;
@@ -161,13 +165,9 @@ bool oscf_win::cross_read_regions(Guard &lk, Peer &p, bool *torn) {
         *torn = false;
         return false;
     }
-    if (err || word(gen_at) != gen) return false;
-    const RegionCache before = p.regions;
-    if (!p.regions.load(copy.data(), copy.size(), capacity)) return false;
-    if (!p.regions.from_generation(gen)) {
-        p.regions = before;
-        return false;
-    }
+    // The word even and unchanged: no edit began or ended meanwhile, so the copy is
+    // generation gen's whole (load checks its ends and count all the same).
+    if (err || word(gen_at) != gen || !p.regions.load(copy.data(), copy.size(), capacity)) return false;
     *torn = false;
     return true;
 }
@@ -221,7 +221,7 @@ int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, 
     // has no key that would refuse it).
     if (p.node.linked() || !p.regions.checked_in(access_epoch_)) {
         uint64_t gen = 0;
-        const uint64_t gen_at = offsetof(WindowState, reserved) + 8 * kTableGenerationWord;
+        const uint64_t gen_at = table_word(kTableGenerationWord);
         int rc = OSCF_OK;
         if (p.node.linked())
             gen = __atomic_load_n(p.node.word(gen_at), __ATOMIC_ACQUIRE);

@@ -390,8 +390,9 @@ int oscf_win::staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *ru
     // Copies, made before transfer_all returns, unless the kernel refused cross-memory
     // attach (route.cpp): then the fabric moves the pieces. Either way they are in place
     // once this call's own completion fires; the peer's counter would also wait for its
-    // other operations. On the heap: should the wait fail (the fabric broken), the call returns while
-    // its pieces may still complete, and the last of them frees this and the copy.
+    // other operations. On the heap: should the wait fail (the fabric broken), the call
+    // returns while its pieces may still complete, and the last of them frees this and
+    // the copy.
     struct Landed {
         bool done = false, abandoned = false;
         int status = OSCF_OK;

@@ -17,8 +17,8 @@
 //     they take the provider's atomics only where those are the NIC's (lock.cpp,
 //     lock_words_native).
 //   - put, get to an on-node peer's MPI_Win_create or dynamic window (user memory, not
-//     in the segment): cross-memory attach (cross_memory.h), a copy between the two processes
-//     by the kernel, once the peer's pid is verified against the segment (cross_verify);
+//     in the segment): cross-memory attach (cross_memory.h), a copy between the two
+//     processes by the kernel, once the peer's pid is verified against the segment (cross_verify);
 //     where the kernel refuses it, the fabric, as for any other peer.
 // Direct operations are complete when they return, so flush has nothing to wait for on
 // them, and no target progress is ever needed.
@@ -109,8 +109,8 @@ int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_seg
     return OSCF_OK;
 }
 
-// The road of the header's last bullet (MPI_Win_create and dynamic windows). Asked before each put or get: cheap once the
-// peer is verified or refused.
+// The road of the header's last bullet (MPI_Win_create and dynamic windows). Asked
+// before each put or get: cheap once the peer is verified or refused.
 bool oscf_win::cross_memory(Peer &p) {
     if (!eng_.cross_memory || !p.node.linked() || p.node.has_memory() || is_self(p) ||
         !(flavor_ == OSCF_FLAVOR_DYNAMIC || (flavor_ == OSCF_FLAVOR_CREATE && p.size != 0)))
@@ -139,10 +139,9 @@ bool oscf_win::cross_verify(Peer &p) {
     if (err && cross_memory_refused(err)) {
         eng_.cross_memory = false;
         log(2,
-            "cross-memory attach refused (%s): puts and gets to on-node MPI_Win_create and dynamic windows "
-            "go "
-            "through the provider (ptrace restrictions such as kernel.yama.ptrace_scope, or a "
-            "seccomp policy, refuse it)",
+            "cross-memory attach refused (%s): puts and gets to on-node MPI_Win_create and "
+            "dynamic windows go through the provider (ptrace restrictions such as "
+            "kernel.yama.ptrace_scope, or a seccomp policy, refuse it)",
             std::strerror(err));
     } else {
         log(2,
@@ -153,12 +152,6 @@ bool oscf_win::cross_verify(Peer &p) {
     return false;
 }
 
-// All pieces of one put or get to a peer reached by cross-memory attach: the epoch and
-// grant checked once, every piece in range before anything moves, then as few system
-// calls as the pieces need (the kernel's iovec limit). Complete when it returns. A copy
-// that fails (the peer died, the kernel now refuses) closes the road to that peer and
-// *refused tells the caller to send the whole call through the fabric, which reports a
-// dead peer as for any other: a put or get may run twice, with the same bytes.
 // A cross-memory copy to or from p failed with errno err: p, or every peer when the
 // kernel refuses the road, goes through the provider from now on.
 void oscf_win::cross_refuse(Peer &p, int err, const char *what) {
@@ -168,6 +161,12 @@ void oscf_win::cross_refuse(Peer &p, int err, const char *what) {
         rank_of(p), std::strerror(err));
 }
 
+// All pieces of one put or get to a peer reached by cross-memory attach: the epoch and
+// grant checked once, every piece in range before anything moves, then as few system
+// calls as the pieces need (the kernel's iovec limit). Complete when it returns. A copy
+// that fails (the peer died, the kernel now refuses) closes the road to that peer and
+// *refused tells the caller to send the whole call through the fabric, which reports a
+// dead peer as for any other: a put or get may run twice, with the same bytes.
 int oscf_win::cross_transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *segs, size_t n,
                                  int64_t disp, bool *refused) {
     *refused = false;
