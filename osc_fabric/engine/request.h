@@ -1,7 +1,9 @@
 // Completion of one request-based operation (MPI_Rput, MPI_Rget, MPI_Raccumulate,
 // MPI_Rget_accumulate). Its parts are counted here and on the target's counters (so
 // flush still covers them); when the last part completes after the operation was
-// armed, the MPI layer's callback runs once and the counter deletes itself.
+// armed, the MPI layer's callback runs once and the counter deletes itself. When the
+// operation failed and its parts could not be waited for, it is abandoned: the last
+// part then deletes it without the callback (the call already returned the error).
 // Created by OpScope, touched only under the engine lock.
 #pragma once
 
@@ -29,10 +31,20 @@ public:
         fire_if_done();
     }
     bool idle() const { return posted_ == completed_; }
+    // The operation failed: never call back, and go when no part can touch this.
+    void abandon() {
+        abandoned_ = true;
+        fire_if_done();
+    }
 
 private:
     void fire_if_done() {
-        if (!armed_ || posted_ != completed_) return;
+        if (posted_ != completed_) return;
+        if (abandoned_) {
+            delete this;
+            return;
+        }
+        if (!armed_) return;
         oscf_notify n = notify_;
         int status = error_;
         delete this;
@@ -43,13 +55,14 @@ private:
     oscf_notify notify_;
     uint64_t posted_ = 0, completed_ = 0;
     int error_ = OSCF_OK;
-    bool armed_ = false;
+    bool armed_ = false, abandoned_ = false;
 };
 
 // Where the parts of one operation complete: straight on the target's counter, or
 // through a request's. Post each part with context() and count it with on_post();
 // end with finish(rc), which arms the request, or, when posting failed, waits for the
-// parts already posted so the callback never runs after an error return.
+// parts already posted and abandons the request, so the callback never runs after an
+// error return, even when that wait fails too.
 class OpScope {
 public:
     OpScope(OpCounter &counter, const oscf_notify *notify)
@@ -74,7 +87,7 @@ public:
             return rc;
         }
         wait_idle([r] { return r->idle(); });
-        delete r;
+        r->abandon();
         return rc;
     }
 
