@@ -138,46 +138,43 @@ int oscf_win::read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t ad
 // The owner's table by cross-memory attach, a sequence lock around the copy: its
 // generation word (in our mapping of the segment) even and unchanged from before the
 // place and size are loaded to after the table is read, and the table's own. Torn:
-// the owner edited meanwhile, or a table outgrown under us (EFAULT); false, again.
+// the owner edited meanwhile, or a table outgrown under us (EFAULT); read again.
 // Any other failure closes the road to p (cross_refuse) and the fabric reads it.
-bool oscf_win::cross_read_regions(Guard &lk, Peer &p, bool *torn) {
-    *torn = true;
+oscf_win::TableRead oscf_win::cross_read_regions(Guard &lk, Peer &p) {
     auto word = [&p](size_t off) { return __atomic_load_n(p.node.word(off), __ATOMIC_ACQUIRE); };
     const size_t gen_at = table_word(kTableGenerationWord);
     const uint64_t gen = word(gen_at);
     if (gen & 1) {  // the owner is editing: let it finish
         Progress::idle(lk);
-        return false;
+        return TableRead::torn;
     }
     const size_t capacity = word(table_word(kTableCapacityWord));
     const uint64_t at = word(offsetof(WindowState, table_vaddr));
     if (capacity == 0) {  // nothing ever attached
-        if (word(gen_at) != gen) return false;
+        if (word(gen_at) != gen) return TableRead::torn;
         p.regions.clear();
-        *torn = false;
-        return true;
+        return TableRead::read;
     }
     std::vector<char> copy(region_table_bytes(capacity));
     const int err = cross_read(p.cross.pid, at, copy.data(), copy.size());
     std::atomic_thread_fence(std::memory_order_acquire);
     if (err && err != EFAULT) {
         cross_refuse(p, err, "region table read");
-        *torn = false;
-        return false;
+        return TableRead::refused;
     }
     // The word even and unchanged: no edit began or ended meanwhile, so the copy is
     // generation gen's whole (load checks its ends and count all the same).
-    if (err || word(gen_at) != gen || !p.regions.load(copy.data(), copy.size(), capacity)) return false;
-    *torn = false;
-    return true;
+    if (err || word(gen_at) != gen || !p.regions.load(copy.data(), copy.size(), capacity))
+        return TableRead::torn;
+    return TableRead::read;
 }
 
 int oscf_win::refresh_regions(Guard &lk, Peer &p) {
     for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
         if (cross_memory(p)) {
-            bool torn;
-            if (cross_read_regions(lk, p, &torn)) return OSCF_OK;
-            if (torn) continue;
+            const TableRead r = cross_read_regions(lk, p);
+            if (r == TableRead::read) return OSCF_OK;
+            if (r == TableRead::torn) continue;
             // refused: the fabric reads it below
         }
         WindowState st{};

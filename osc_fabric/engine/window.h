@@ -357,7 +357,8 @@ private:
     int publish_regions();
     int resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what, Where *w);
     int refresh_regions(Guard &lk, Peer &p);
-    bool cross_read_regions(Guard &lk, Peer &p, bool *torn);
+    enum class TableRead { read, torn, refused };
+    TableRead cross_read_regions(Guard &lk, Peer &p);
     int read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t addr, uint64_t key);
     bool attached_here(uint64_t addr, size_t len) const;  // every byte, in one or more regions
 
