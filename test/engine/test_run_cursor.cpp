@@ -192,9 +192,9 @@ TEST_CASE("an element is never split between messages", "[run_cursor]") {
         const size_t data = c.next(sub, RunCursor::shared(1001));
         CHECK(data % 4 == 0);
         CHECK(data > 0);
-        const std::vector<AmRun> runs_of_message = decode(sub);
-        for (const AmRun &r : runs_of_message) CHECK(r.len % 4 == 0);
-        all.insert(all.end(), runs_of_message.begin(), runs_of_message.end());
+        const size_t before = all.size();
+        decode_into(sub, all);
+        for (size_t i = before; i < all.size(); ++i) CHECK(all[i].len % 4 == 0);
     }
     CHECK(same_pieces(all, runs));
 }
