@@ -32,7 +32,8 @@
  * seeds kept as regressions still draw their old windows, regions and operations:
  * calls that move no data (count 0, or a datatype of size 0, with any (op, type)
  * Open MPI's argument checks pass, MPI_SUM on MPI_BYTE among them);
- * regions of value/index pair types (MPI_DOUBLE_INT, ...) under MAXLOC, MINLOC,
+ * regions of value/index pair types (MPI_DOUBLE_INT, ..., and from a fourth generator
+ * Fortran's MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER) under MAXLOC, MINLOC,
  * REPLACE and NO_OP, whose targets store well-formed pairs before the epoch with a
  * sentinel in their holes, which no call may change there or in result buffers; and, on
  * dynamic windows, memory attached as regions back to back, with regions placed to
@@ -82,7 +83,19 @@ static const char *const rk_name[RK_N] = {"put",        "get",      "accumulate"
  * 16; long double has 10 meaningful bytes of 16 on x86), so the model compares the
  * value and index fields, long double values by value, and checks that the holes,
  * outside the typemap, still hold what was there before the epoch. */
-enum { PT_FLOAT_INT, PT_DOUBLE_INT, PT_LONG_INT, PT_2INT, PT_SHORT_INT, PT_LONG_DOUBLE_INT, PT_N };
+enum {
+    PT_FLOAT_INT,
+    PT_DOUBLE_INT,
+    PT_LONG_INT,
+    PT_2INT,
+    PT_SHORT_INT,
+    PT_LONG_DOUBLE_INT,
+    PT_C_N,            /* the C pairs: what the second generator draws */
+    PT_2REAL = PT_C_N, /* Fortran's pairs: the index has the value's type */
+    PT_2DOUBLE_PRECISION,
+    PT_2INTEGER,
+    PT_N
+};
 typedef struct {
     float v;
     int i;
@@ -107,24 +120,35 @@ typedef struct {
     long double v;
     int i;
 } pr_long_double_int;
+typedef struct {
+    float v, i;
+} pr_2real;
+typedef struct {
+    double v, i;
+} pr_2double_precision;
 #define LDBL_BYTES (LDBL_MANT_DIG == 64 ? 10 : (int)sizeof(long double)) /* x87: 10 of 16 */
 static const struct {
     const char *name;
-    int size, vsize, vbytes, ioff, align; /* struct size, value field size and its meaningful
-                                           * bytes, index offset, alignment */
-    enum real value;                      /* the value field's C type (test_values.h) */
+    int size, vsize, vbytes, ioff, isize, align; /* struct size, value field size and its
+                                                  * meaningful bytes, index offset and size,
+                                                  * alignment */
+    enum real value, index;                      /* the fields' C types (test_values.h) */
 } pt_info[PT_N] = {
 /* Everything but the meaningful value bytes follows from the struct T. */
-#define PT(name, T, vbytes, real)                                                       \
-    {                                                                                   \
-        name, sizeof(T), sizeof(((T *)0)->v), vbytes, offsetof(T, i), _Alignof(T), real \
+#define PT(name, T, vbytes, real, ireal)                                                                \
+    {                                                                                                   \
+        name, sizeof(T), sizeof(((T *)0)->v), vbytes, offsetof(T, i), sizeof(((T *)0)->i), _Alignof(T), \
+            real, ireal                                                                                 \
     }
-    PT("float_int", pr_float_int, sizeof(float), R_FLOAT),
-    PT("double_int", pr_double_int, sizeof(double), R_DOUBLE),
-    PT("long_int", pr_long_int, sizeof(long), R_LONG),
-    PT("2int", pr_2int, sizeof(int), R_INT),
-    PT("short_int", pr_short_int, sizeof(short), R_SHORT),
-    PT("long_double_int", pr_long_double_int, LDBL_BYTES, R_LDOUBLE),
+    PT("float_int", pr_float_int, sizeof(float), R_FLOAT, R_INT),
+    PT("double_int", pr_double_int, sizeof(double), R_DOUBLE, R_INT),
+    PT("long_int", pr_long_int, sizeof(long), R_LONG, R_INT),
+    PT("2int", pr_2int, sizeof(int), R_INT, R_INT),
+    PT("short_int", pr_short_int, sizeof(short), R_SHORT, R_INT),
+    PT("long_double_int", pr_long_double_int, LDBL_BYTES, R_LDOUBLE, R_INT),
+    PT("2real", pr_2real, sizeof(float), R_FLOAT, R_FLOAT),
+    PT("2double_precision", pr_2double_precision, sizeof(double), R_DOUBLE, R_DOUBLE),
+    PT("2integer", pr_2int, sizeof(int), R_INT, R_INT),
 #undef PT
 };
 #define PAD_BYTE 0xd4 /* padding of the pairs targets store before an epoch */
@@ -137,8 +161,21 @@ static MPI_Datatype pt_mpi(int pt)
     case PT_LONG_INT: return MPI_LONG_INT;
     case PT_2INT: return MPI_2INT;
     case PT_SHORT_INT: return MPI_SHORT_INT;
-    default: return MPI_LONG_DOUBLE_INT;
+    case PT_LONG_DOUBLE_INT: return MPI_LONG_DOUBLE_INT;
+    case PT_2REAL: return MPI_2REAL;
+    case PT_2DOUBLE_PRECISION: return MPI_2DOUBLE_PRECISION;
+    default: return MPI_2INTEGER;
     }
+}
+
+/* A fourth generator, seeded apart, makes some of the second's MPI_2INT draws one of
+ * Fortran's pairs of two equal types, so the seeds kept as regressions draw as before. */
+static rr_rng twins;
+static int twin_pair(int pt)
+{
+    if (pt != PT_2INT) return pt;
+    static const int family[] = {PT_2INT, PT_2REAL, PT_2DOUBLE_PRECISION, PT_2INTEGER};
+    return family[rr_below(&twins, 4)];
 }
 
 /* Every value field converts to long double exactly (long too: 64-bit mantissa). */
@@ -147,11 +184,10 @@ static long double pair_val(int pt, const unsigned char *p)
     return load_real(pt_info[pt].value, p);
 }
 
+/* Indices are small integers, exact in every index type. */
 static int pair_idx(int pt, const unsigned char *p)
 {
-    int i;
-    memcpy(&i, p + pt_info[pt].ioff, sizeof i);
-    return i;
+    return (int)load_real(pt_info[pt].index, p + pt_info[pt].ioff);
 }
 
 /* Writes the value and index fields only; the holes keep what they held. */
@@ -160,7 +196,7 @@ static void pair_set(int pt, unsigned char *p, long double v, int i)
     unsigned char b[sizeof(long double)];
     store_real(pt_info[pt].value, b, v);
     memcpy(p, b, (size_t)pt_info[pt].vbytes);
-    memcpy(p + pt_info[pt].ioff, &i, sizeof i);
+    store_real(pt_info[pt].index, p + pt_info[pt].ioff, i);
 }
 
 /* Whether byte b of a pair struct is a hole: outside its type's typemap (the value and
@@ -169,7 +205,7 @@ static void pair_set(int pt, unsigned char *p, long double v, int i)
 static bool pair_hole(int pt, long b)
 {
     const long v = pt_info[pt].vsize, i = pt_info[pt].ioff;
-    return (b >= v && b < i) || b >= i + (long)sizeof(int);
+    return (b >= v && b < i) || b >= i + pt_info[pt].isize;
 }
 
 /* The first hole byte of pair structs a and b that differs, or -1. */
@@ -203,7 +239,10 @@ static void pair_gen(rr_rng *r, int pt, unsigned char *p)
     case PT_LONG_INT: v = (long double)((long)k * (1l << 54) + (fine ? 1 : 0)); break;
     case PT_2INT: v = k * 65536 + (fine ? 1 : 0); break;
     case PT_SHORT_INT: v = k * 1000 + (fine ? 1 : 0); break;
-    default: v = k + (fine ? 0x1p-60L : 0); break;
+    case PT_LONG_DOUBLE_INT: v = k + (fine ? 0x1p-60L : 0); break;
+    case PT_2REAL: v = k + (fine ? 0x1p-20L : 0); break;
+    case PT_2DOUBLE_PRECISION: v = k + (fine ? 0x1p-50L : 0); break;
+    default: v = k * 65536 + (fine ? 1 : 0); break;
     }
     pair_set(pt, p, v, idx);
 }
@@ -1164,7 +1203,7 @@ static void add_zero_op(rr_epoch *ep, rr_rng *f, rr_win *w, int origin)
         if (ep->acc[origin * np + t]) ts[nt++] = t;
     if (nt == 0) return;
     int t = ts[rr_below(f, nt)], call = calls[rr_below(f, 4)];
-    int pt = rr_pct(f, 25) ? (int)rr_below(f, PT_N) : -1;
+    int pt = rr_pct(f, 25) ? twin_pair((int)rr_below(f, PT_C_N)) : -1;
     int bt = rr_pct(f, 30) ? BT_BYTE : (int)rr_below(f, BT_N);
     int ops[OP_ALL], nops = 0;
     for (int op = 0; op < OP_ALL; op++) {
@@ -1220,7 +1259,7 @@ static void gen_extras(rr_epoch *ep, rr_rng *f, rr_win *w, long (*cursor)[MAXSEG
         for (int o = 0; o < np; o++)
             if (ep->acc[o * np + t]) ao[nao++] = o;
         int seg = (int)rr_below(f, w->nseg[t]);
-        int pt = !w->split || rr_pct(f, 60) ? (int)rr_below(f, PT_N) : -1;
+        int pt = !w->split || rr_pct(f, 60) ? twin_pair((int)rr_below(f, PT_C_N)) : -1;
         if (cx.pt2pt_mode && pt >= 0 && pt != PT_FLOAT_INT && pt != PT_2INT) /* see usage */
             pt = pt % 2 ? PT_2INT : PT_FLOAT_INT;
         int kind = (int)rr_below(f, RK_N);
@@ -2103,6 +2142,7 @@ int main(int argc, char **argv)
         rr_seed(&r, (uint64_t)cx.seed, (uint64_t)cx.np);
         rr_seed(&f, (uint64_t)cx.seed, (uint64_t)cx.np + 0x5eed0000u); /* the additions' own */
         rr_seed(&g, (uint64_t)cx.seed, (uint64_t)cx.np + 0x1a46e000u); /* the large ones' */
+        rr_seed(&twins, (uint64_t)cx.seed, (uint64_t)cx.np + 0x2f0a0000u);
         rr_win w;
         win_create(&w, &r, &f, &g, shared_ok != 0);
         int *sync = malloc(sizeof(int) * (size_t)(cx.epochs + 1));
