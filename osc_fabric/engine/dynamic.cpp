@@ -6,6 +6,17 @@
 // doubling; an outgrown table stays registered until the window is freed, so an origin
 // reading an old location still reads a consistent (if stale) copy and retries.
 //
+// The owner publishes into a ring of kTableRing tables (one allocation, one
+// registration), the next one each time; the generation says which is current
+// (table_slot). A reader's copy is torn only if the owner rewrote that very table
+// meanwhile, kTableRing publishes later. With one table rewritten in place, an owner
+// attaching and detaching back to back tore most copies a reader took, and the reader
+// gave up (test_dynamic_publish). And a reader whose copies take longer than the
+// owner's kTableRing publishes (through the fabric, or descheduled) asks the owner to
+// hold its publishes (WindowState::table_readers, a counter changed as lock words are)
+// until it has read a whole table; the owner waits at most kHoldFor each time, serving
+// progress, which such a reader through the fabric needs.
+//
 // A cached region may have been detached since (an erroneous access in MPI terms). No
 // provider here makes a stale key a plain error: with libfabric 1.17 shm's write to a
 // detached, unmapped region never completes, and tcp;ofi_rxm fails it by dropping the
@@ -20,7 +31,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+
+#include <rdma/fi_atomic.h>
 
 #include "region_cache.h"
 #include "window.h"
@@ -29,10 +43,25 @@ using namespace oscf;
 
 namespace {
 constexpr size_t kInitialRegions = 16;
-constexpr int kReadAttempts = 100;  // torn copies while the owner edits; then give up
+constexpr size_t kTableRing = 8;
+constexpr int kQuietAttempts = 4;   // torn copies before a reader asks the owner to hold
+constexpr int kReadAttempts = 100;  // torn copies while the owner holds; then give up
+constexpr auto kHoldFor = std::chrono::milliseconds(10);  // at most, per publish
+constexpr int kTorn = 1;                                  // read_regions_once: not an OSCF status
 // Offset in WindowState of the table word i (kTable*Word).
 constexpr size_t table_word(size_t i) {
     return offsetof(WindowState, reserved) + 8 * i;
+}
+// Where in its ring the table a publish ends at generation `gen` (even) lies.
+constexpr size_t table_slot(uint64_t gen, size_t capacity) {
+    return (gen / 2) % kTableRing * region_table_bytes(capacity);
+}
+// Whether the table of generation `gen` was left alone while the owner's generation
+// word went on to `now`: the owner makes the word odd before it touches a table, and
+// comes back to that one kTableRing publishes later. A copy's two ends alone do not
+// prove it whole: the kernel's string copies need not read front to back.
+constexpr bool table_untouched(uint64_t gen, uint64_t now) {
+    return now - gen < 2 * kTableRing - 1;
 }
 }  // namespace
 
@@ -45,16 +74,16 @@ bool oscf_win::attached_here(uint64_t addr, size_t len) const {
     return first_of_run(regions_, addr, len, &span) != nullptr;
 }
 
-// Writes the region list into the current table (growing it first if needed), with the
-// generation odd while it changes: in the table's header and trailer (a reader copying
-// the table front to back sees them differ unless no entry changed in between) and in
-// the WindowState word, which an on-node reader loads before and after its copy
-// (cross_read_regions).
+// Writes the region list into the ring's next table (a new ring first when the list
+// outgrew it), with the generation odd while it changes: in the table's header and
+// trailer (a reader copying the table front to back sees them differ unless no entry
+// changed in between) and in the WindowState word, around the words that say where the
+// ring is, which a reader loads together (cross_read_regions).
 int oscf_win::publish_regions() {
     if (tables_.empty() || tables_.back().capacity < regions_.size()) {
         Table t;
         t.capacity = std::max(kInitialRegions, 2 * regions_.size());
-        const size_t bytes = region_table_bytes(t.capacity);
+        const size_t bytes = kTableRing * region_table_bytes(t.capacity);
         t.mem.reset(static_cast<char *>(std::calloc(1, bytes)));
         if (!t.mem) return OSCF_ERR_NO_MEM;
         int rc = fab().register_memory(t.mem.get(), bytes, t.mr, &t.key);
@@ -62,9 +91,11 @@ int oscf_win::publish_regions() {
         tables_.push_back(std::move(t));
     }
     Table &t = tables_.back();
-    auto *hdr = reinterpret_cast<volatile RegionTableHeader *>(t.mem.get());
-    auto *entries = reinterpret_cast<Region *>(t.mem.get() + sizeof(RegionTableHeader));
-    auto *trailer = reinterpret_cast<volatile uint64_t *>(t.mem.get() + region_table_bytes(t.capacity) - 8);
+    const uint64_t gen = table_generation_ + 2;  // once written
+    char *const table = t.mem.get() + table_slot(gen, t.capacity);
+    auto *hdr = reinterpret_cast<volatile RegionTableHeader *>(table);
+    auto *entries = reinterpret_cast<Region *>(table + sizeof(RegionTableHeader));
+    auto *trailer = reinterpret_cast<volatile uint64_t *>(table + region_table_bytes(t.capacity) - 8);
     ++table_generation_;  // odd: editing
     state_->reserved[kTableGenerationWord] = table_generation_;
     *trailer = table_generation_;
@@ -87,7 +118,22 @@ int oscf_win::publish_regions() {
     return OSCF_OK;
 }
 
-int oscf_win::attach(Guard &, void *base, size_t size) {
+// Before a publish. Readers through the fabric need our progress, and an application
+// attaching and detaching in a loop would keep the progress thread from the engine, so
+// every publish serves it once. Readers that kept finding the table torn asked us to let
+// them read it (table_readers): they copy in a moment, so wait for them a little.
+void oscf_win::hold_for_table_readers(Guard &lk) {
+    (void)progress().run_locked();  // its errors are the operations' own, reported there
+    auto readers = [this] { return __atomic_load_n(&state_->table_readers, __ATOMIC_ACQUIRE); };
+    if (readers() == 0) return;
+    const auto until = std::chrono::steady_clock::now() + kHoldFor;
+    while (readers() != 0 && std::chrono::steady_clock::now() < until) {
+        Progress::idle(lk);
+        (void)progress().run_locked();
+    }
+}
+
+int oscf_win::attach(Guard &lk, void *base, size_t size) {
     if (flavor_ != OSCF_FLAVOR_DYNAMIC)
         return usage_error(OSCF_ERR_RMA_FLAVOR, "MPI_Win_attach on a window that is not dynamic");
     if (size == 0) {  // nothing can be accessed in it; MPI_Win_detach may still name it
@@ -95,6 +141,7 @@ int oscf_win::attach(Guard &, void *base, size_t size) {
         return OSCF_OK;
     }
     if (!base) return usage_error(OSCF_ERR_ARG, "MPI_Win_attach of NULL");
+    hold_for_table_readers(lk);  // first: it lets other calls in
     const auto b = reinterpret_cast<uintptr_t>(base);
     for (const LocalRegion &r : regions_)
         if (b < r.base + r.size && r.base < b + size)
@@ -109,9 +156,10 @@ int oscf_win::attach(Guard &, void *base, size_t size) {
     return publish_regions();
 }
 
-int oscf_win::detach(Guard &, const void *base) {
+int oscf_win::detach(Guard &lk, const void *base) {
     if (flavor_ != OSCF_FLAVOR_DYNAMIC)
         return usage_error(OSCF_ERR_RMA_FLAVOR, "MPI_Win_detach on a window that is not dynamic");
+    hold_for_table_readers(lk);  // first: it lets other calls in
     const auto b = reinterpret_cast<uintptr_t>(base);
     auto it =
         std::find_if(regions_.begin(), regions_.end(), [b](const LocalRegion &r) { return r.base == b; });
@@ -135,63 +183,90 @@ int oscf_win::read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t ad
     return wait_done(lk, done);
 }
 
-// The owner's table by cross-memory attach, a sequence lock around the copy: its
-// generation word (in our mapping of the segment) even and unchanged from before the
-// place and size are loaded to after the table is read, and the table's own. Torn:
-// the owner edited meanwhile, or a table outgrown under us (EFAULT); read again.
-// Any other failure closes the road to p (cross_refuse) and the fabric reads it.
+// The owner's table by cross-memory attach: the place and size of its ring and its
+// generation, loaded from our mapping of the owner's WindowState with the generation
+// word even and unchanged around them (a publish is a few stores, so this waits
+// briefly, yielding), then the table of that generation, whole when the owner did not
+// come back to it meanwhile (table_untouched) and its ends agree and it is no older
+// (RegionCache::load). Torn otherwise, or on EFAULT: read again. Any other failure
+// closes the road to p (cross_refuse) and the fabric reads it.
 oscf_win::TableRead oscf_win::cross_read_regions(Guard &lk, Peer &p) {
     auto word = [&p](size_t off) { return __atomic_load_n(p.node.word(off), __ATOMIC_ACQUIRE); };
     const size_t gen_at = table_word(kTableGenerationWord);
-    const uint64_t gen = word(gen_at);
-    if (gen & 1) {  // the owner is editing: let it finish
+    uint64_t gen, ring;
+    size_t capacity;
+    for (;;) {
+        gen = word(gen_at);
+        capacity = word(table_word(kTableCapacityWord));
+        ring = word(offsetof(WindowState, table_vaddr));
+        if (!(gen & 1) && word(gen_at) == gen) break;
         Progress::idle(lk);
-        return TableRead::torn;
     }
-    const size_t capacity = word(table_word(kTableCapacityWord));
-    const uint64_t at = word(offsetof(WindowState, table_vaddr));
     if (capacity == 0) {  // nothing ever attached
-        if (word(gen_at) != gen) return TableRead::torn;
         p.regions.clear();
         return TableRead::read;
     }
     std::vector<char> copy(region_table_bytes(capacity));
-    const int err = cross_read(p.cross.pid, at, copy.data(), copy.size());
+    const int err = cross_read(p.cross.pid, ring + table_slot(gen, capacity), copy.data(), copy.size());
     std::atomic_thread_fence(std::memory_order_acquire);
     if (err && err != EFAULT) {
         cross_refuse(p, err, "region table read");
         return TableRead::refused;
     }
-    // The word even and unchanged: no edit began or ended meanwhile, so the copy is
-    // generation gen's whole (load checks its ends and count all the same).
-    if (err || word(gen_at) != gen || !p.regions.load(copy.data(), copy.size(), capacity))
+    if (err || !table_untouched(gen, word(gen_at)) ||
+        !p.regions.load(copy.data(), copy.size(), capacity, gen))
         return TableRead::torn;
     return TableRead::read;
 }
 
-int oscf_win::refresh_regions(Guard &lk, Peer &p) {
-    for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
-        if (cross_memory(p)) {
-            const TableRead r = cross_read_regions(lk, p);
-            if (r == TableRead::read) return OSCF_OK;
-            if (r == TableRead::torn) continue;
-            // refused: the fabric reads it below
-        }
-        WindowState st{};
-        int rc = read_remote(lk, p, &st, sizeof st, p.state_base, p.state_key);
-        if (rc) return rc;
-        const size_t capacity = st.reserved[kTableCapacityWord];
-        if (capacity == 0) {  // nothing ever attached
-            p.regions.clear();
-            return OSCF_OK;
-        }
-        std::vector<char> copy(region_table_bytes(capacity));
-        rc = read_remote(lk, p, copy.data(), copy.size(), st.reserved[kTableAddrWord],
-                         st.reserved[kTableKeyWord]);
-        if (rc) return rc;
-        if (p.regions.load(copy.data(), copy.size(), capacity)) return OSCF_OK;  // else torn: again
+// One read of the owner's table: OSCF_OK, kTorn, or an error. Through the fabric: the
+// owner's WindowState, then the table its generation names, then the generation word
+// again. The state is one read, so the ring's place may come from before a growth and
+// the generation from after it: the table read there is then torn or older.
+int oscf_win::read_regions_once(Guard &lk, Peer &p) {
+    if (cross_memory(p)) {
+        const TableRead r = cross_read_regions(lk, p);
+        if (r == TableRead::read) return OSCF_OK;
+        if (r == TableRead::torn) return kTorn;
+        // refused: the fabric reads it below
     }
-    return usage_error(OSCF_ERR_INTERNAL, "could not read a consistent region table");
+    WindowState st{};
+    int rc = read_remote(lk, p, &st, sizeof st, p.state_base, p.state_key);
+    if (rc) return rc;
+    const uint64_t gen = st.reserved[kTableGenerationWord];
+    const size_t capacity = st.reserved[kTableCapacityWord];
+    if (gen & 1) {  // the owner is publishing
+        Progress::idle(lk);
+        return kTorn;
+    }
+    if (capacity == 0) {  // nothing ever attached
+        p.regions.clear();
+        return OSCF_OK;
+    }
+    std::vector<char> copy(region_table_bytes(capacity));
+    rc = read_remote(lk, p, copy.data(), copy.size(), st.reserved[kTableAddrWord] + table_slot(gen, capacity),
+                     st.reserved[kTableKeyWord]);
+    if (rc) return rc;
+    uint64_t now = 0;  // read once the table has arrived
+    rc = read_remote(lk, p, &now, sizeof now, p.state_base + table_word(kTableGenerationWord), p.state_key);
+    if (rc) return rc;
+    return table_untouched(gen, now) && p.regions.load(copy.data(), copy.size(), capacity, gen) ? OSCF_OK
+                                                                                                : kTorn;
+}
+
+int oscf_win::refresh_regions(Guard &lk, Peer &p) {
+    int rc = kTorn;
+    for (int attempt = 0; attempt < kQuietAttempts && rc == kTorn; ++attempt) rc = read_regions_once(lk, p);
+    if (rc != kTorn) return rc;
+    // The owner publishes faster than we copy: ask it to hold while we read.
+    const uint64_t offset = offsetof(WindowState, table_readers);
+    uint64_t old;
+    if ((rc = lock_word_atomic(lk, p, offset, FI_SUM, 1, 0, &old))) return rc;
+    rc = kTorn;
+    for (int attempt = 0; attempt < kReadAttempts && rc == kTorn; ++attempt) rc = read_regions_once(lk, p);
+    const int undo = lock_word_atomic(lk, p, offset, FI_SUM, ~uint64_t{0}, 0, &old);
+    if (rc == kTorn) return usage_error(OSCF_ERR_INTERNAL, "could not read a consistent region table");
+    return rc ? rc : undo;
 }
 
 int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what, Where *w) {

@@ -43,15 +43,18 @@ public:
     bool from_generation(uint64_t generation) const { return generation == generation_; }
 
     // Takes a copy of a whole table of `capacity` regions (region_table_bytes): true
-    // when it is consistent (equal, even generations at both ends, a count that fits),
-    // false for a copy torn by the owner's edit, which leaves the cache as it was.
-    bool load(const char *table, size_t bytes, size_t capacity) {
+    // when it is consistent (equal, even generations at both ends, a count that fits)
+    // and of generation `at_least` or later, false for a copy torn by the owner's edit
+    // or older than the owner said, which leaves the cache as it was.
+    bool load(const char *table, size_t bytes, size_t capacity, uint64_t at_least) {
         if (bytes != region_table_bytes(capacity)) return false;
         RegionTableHeader hdr;
         uint64_t trailer;
         std::memcpy(&hdr, table, sizeof hdr);
         std::memcpy(&trailer, table + bytes - sizeof trailer, sizeof trailer);
-        if (hdr.generation != trailer || (hdr.generation & 1) || hdr.count > capacity) return false;
+        if (hdr.generation != trailer || (hdr.generation & 1) || hdr.count > capacity ||
+            hdr.generation < at_least)
+            return false;
         generation_ = hdr.generation;
         regions_.resize(hdr.count);
         std::memcpy(regions_.data(), table + sizeof hdr, hdr.count * sizeof(Region));

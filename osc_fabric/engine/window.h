@@ -357,6 +357,8 @@ private:
     int publish_regions();
     int resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what, Where *w);
     int refresh_regions(Guard &lk, Peer &p);
+    int read_regions_once(Guard &lk, Peer &p);
+    void hold_for_table_readers(Guard &lk);
     enum class TableRead { read, torn, refused };
     TableRead cross_read_regions(Guard &lk, Peer &p);
     int read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t addr, uint64_t key);
@@ -623,6 +625,7 @@ private:
     // Dynamic windows (dynamic.cpp).
     std::vector<LocalRegion> regions_;      // attached, sorted by base
     std::vector<uintptr_t> empty_regions_;  // attached with size 0: nothing to publish, but detachable
-    std::vector<Table> tables_;             // back() is published; older ones stay readable
+    std::vector<Table> tables_;             // the last kTableRing take turns; older ones stay readable
     uint64_t table_generation_ = 0;
+    uint64_t table_publishes_ = 0;
 };

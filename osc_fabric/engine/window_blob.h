@@ -14,6 +14,8 @@
 //              WindowState::identity.
 //   version 6: WindowState::table_vaddr, the owner's address of its region table, and
 //              the table generation word odd while the owner edits (dynamic.cpp).
+//   version 7: the region table is a ring of kTableRing tables; the generation names
+//              the current one (dynamic.cpp, table_slot); WindowState::table_readers.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +23,7 @@
 
 namespace oscf {
 
-constexpr uint32_t kWinBlobVersion = 6;
+constexpr uint32_t kWinBlobVersion = 7;
 constexpr size_t kMaxAddrLen = 256;  // shm names are up to 256 bytes; sockaddrs are shorter
 
 struct WinBlob {
@@ -61,18 +63,23 @@ struct alignas(64) WindowState {
     // segment, knows the pid names this process (another PID namespace would not) before
     // it writes there (route.cpp, cross_verify).
     uint64_t identity;
-    // Dynamic windows: the region table's address as its owner sees it, which an on-node
-    // origin reads by cross-memory attach (dynamic.cpp, refresh_regions).
+    // Dynamic windows: the address of the ring of region tables as its owner sees it,
+    // which an on-node origin reads by cross-memory attach (dynamic.cpp).
     uint64_t table_vaddr;
+    // Dynamic windows: readers that found the table torn too often and ask the owner to
+    // hold its next publishes until they have read it (dynamic.cpp); changed only with
+    // atomics, as the lock word is.
+    uint64_t table_readers;
 };
-static_assert(sizeof(WindowState) == 64, "WindowState layout is part of the wire format");
+static_assert(sizeof(WindowState) == 128, "WindowState layout is part of the wire format");
 
 // Dynamic windows (dynamic.cpp): WindowState::reserved[0..2] hold where the owner's
-// region table is (remote address, key, capacity in entries), reserved[3] the
-// generation of its latest consistent copy, odd while the owner edits the table or
-// these words. The table is a header,
-// `capacity` regions, and a trailing copy of the generation: a reader accepts a copy
-// whose two generations are equal and even (the owner makes them odd while editing).
+// ring of region tables is (remote address, key, capacity of each table in entries),
+// reserved[3] the generation of its latest consistent table, odd while the owner edits
+// a table or these words; the generation also says which table of the ring that is.
+// A table is a header, `capacity` regions, and a trailing copy of the generation: a
+// reader accepts a copy whose two generations are equal and even (the owner makes them
+// odd while editing).
 struct Region {
     uint64_t base;  // the owner's virtual address (what MPI_Get_address gave the user)
     uint64_t size;

@@ -38,7 +38,7 @@ TEST_CASE("a consistent copy of a table is taken, a torn one leaves the cache as
     RegionCache c;
     size_t span = 0;
     auto good = table(kTwoBackToBack, 4, 6, 6);
-    REQUIRE(c.load(good.data(), good.size(), 4));
+    REQUIRE(c.load(good.data(), good.size(), 4, 6));
     CHECK(c.from_generation(6));
     CHECK(c.find(0x4008, 8, &span)->key == 9);
     const std::vector<std::vector<char>> torn = {
@@ -46,7 +46,7 @@ TEST_CASE("a consistent copy of a table is taken, a torn one leaves the cache as
         table({{0x9000, 0x10, 1}}, 4, 8, 6),  // front and back from different edits
     };
     for (const auto &t : torn) {
-        CHECK_FALSE(c.load(t.data(), t.size(), 4));
+        CHECK_FALSE(c.load(t.data(), t.size(), 4, 0));
         CHECK(c.from_generation(6));
         CHECK(c.find(0x9000, 1, &span) == nullptr);
     }
@@ -54,8 +54,17 @@ TEST_CASE("a consistent copy of a table is taken, a torn one leaves the cache as
     auto too_many = table({kTwoBackToBack[0], kTwoBackToBack[1]}, 2, 8, 8);
     const RegionTableHeader grown{8, 3};
     std::memcpy(too_many.data(), &grown, sizeof grown);
-    CHECK_FALSE(c.load(too_many.data(), too_many.size(), 2));
+    CHECK_FALSE(c.load(too_many.data(), too_many.size(), 2, 0));
     CHECK(c.from_generation(6));
+    // Whole, but older than the generation the owner's state named: a table of the ring
+    // before it grew.
+    auto older = table({{0x9000, 0x10, 1}}, 4, 4, 4);
+    CHECK_FALSE(c.load(older.data(), older.size(), 4, 6));
+    CHECK(c.from_generation(6));
+    // Newer is whole all the same: rewritten completely before the copy.
+    auto newer = table({{0x9000, 0x10, 1}}, 4, 22, 22);
+    CHECK(c.load(newer.data(), newer.size(), 4, 6));
+    CHECK(c.from_generation(22));
 }
 
 TEST_CASE("the owner's generation is compared once per access epoch", "[regions]") {
