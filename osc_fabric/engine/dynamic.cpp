@@ -44,8 +44,8 @@ using namespace oscf;
 namespace {
 constexpr size_t kInitialRegions = 16;
 constexpr size_t kTableRing = 8;
-constexpr int kQuietAttempts = 4;   // torn copies before a reader asks the owner to hold
-constexpr int kReadAttempts = 100;  // torn copies while the owner holds; then give up
+constexpr int kQuietAttempts = 4;                        // torn copies before a reader asks the owner to hold
+constexpr auto kGiveUpAfter = std::chrono::seconds(10);  // of torn copies while it holds
 constexpr auto kHoldFor = std::chrono::milliseconds(10);  // at most, per publish
 constexpr int kTorn = 1;                                  // read_regions_once: not an OSCF status
 // Offset in WindowState of the table word i (kTable*Word).
@@ -263,7 +263,8 @@ int oscf_win::refresh_regions(Guard &lk, Peer &p) {
     uint64_t old;
     if ((rc = lock_word_atomic(lk, p, offset, FI_SUM, 1, 0, &old))) return rc;
     rc = kTorn;
-    for (int attempt = 0; attempt < kReadAttempts && rc == kTorn; ++attempt) rc = read_regions_once(lk, p);
+    const auto give_up = std::chrono::steady_clock::now() + kGiveUpAfter;
+    while (rc == kTorn && std::chrono::steady_clock::now() < give_up) rc = read_regions_once(lk, p);
     const int undo = lock_word_atomic(lk, p, offset, FI_SUM, ~uint64_t{0}, 0, &old);
     if (rc == kTorn) return usage_error(OSCF_ERR_INTERNAL, "could not read a consistent region table");
     return rc ? rc : undo;
