@@ -75,10 +75,9 @@ bool oscf_win::attached_here(uint64_t addr, size_t len) const {
 }
 
 // Writes the region list into the ring's next table (a new ring first when the list
-// outgrew it), with the generation odd while it changes: in the table's header and
-// trailer (a reader copying the table front to back sees them differ unless no entry
-// changed in between) and in the WindowState word, around the words that say where the
-// ring is, which a reader loads together (cross_read_regions).
+// outgrew it), with the generation odd while it changes: in the WindowState word, which
+// readers load before and after the words that say where the ring is and again after
+// their copy (table_untouched), and in the table's header and trailer.
 int oscf_win::publish_regions() {
     if (tables_.empty() || tables_.back().capacity < regions_.size()) {
         Table t;

@@ -625,7 +625,6 @@ private:
     // Dynamic windows (dynamic.cpp).
     std::vector<LocalRegion> regions_;      // attached, sorted by base
     std::vector<uintptr_t> empty_regions_;  // attached with size 0: nothing to publish, but detachable
-    std::vector<Table> tables_;             // the last kTableRing take turns; older ones stay readable
+    std::vector<Table> tables_;             // back() is the ring published; older ones stay readable
     uint64_t table_generation_ = 0;
-    uint64_t table_publishes_ = 0;
 };

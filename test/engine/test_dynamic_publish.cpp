@@ -5,7 +5,6 @@
 // region attached the whole time is always found and its bytes move.
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <thread>
 #include <vector>
 
