@@ -47,7 +47,6 @@ constexpr size_t kTableRing = 8;
 constexpr int kQuietAttempts = 4;                        // torn copies before a reader asks the owner to hold
 constexpr auto kGiveUpAfter = std::chrono::seconds(10);  // of torn copies while it holds
 constexpr auto kHoldFor = std::chrono::milliseconds(10);  // at most, per publish
-constexpr int kTorn = 1;                                  // read_regions_once: not an OSCF status
 // Offset in WindowState of the table word i (kTable*Word).
 constexpr size_t table_word(size_t i) {
     return offsetof(WindowState, reserved) + 8 * i;
@@ -218,55 +217,70 @@ oscf_win::TableRead oscf_win::cross_read_regions(Guard &lk, Peer &p) {
     return TableRead::read;
 }
 
-// One read of the owner's table: OSCF_OK, kTorn, or an error. Through the fabric: the
-// owner's WindowState, then the table its generation names, then the generation word
-// again. The state is one read, so the ring's place may come from before a growth and
-// the generation from after it: the table read there is then torn or older.
-int oscf_win::read_regions_once(Guard &lk, Peer &p) {
+// One read of the owner's table: *out says whether a whole one was read (read) or the
+// owner's edits got in the way (torn); the return value is an error of the reads
+// themselves. Through the fabric: the owner's WindowState, then the table its
+// generation names, then the generation word again (table_untouched). The state is one
+// read that the owner may be changing, so a place we have not read a table from before
+// is read again and must not have moved (RegionCache::known_place).
+int oscf_win::read_regions_once(Guard &lk, Peer &p, TableRead *out) {
+    *out = TableRead::torn;
     if (cross_memory(p)) {
-        const TableRead r = cross_read_regions(lk, p);
-        if (r == TableRead::read) return OSCF_OK;
-        if (r == TableRead::torn) return kTorn;
-        // refused: the fabric reads it below
+        *out = cross_read_regions(lk, p);
+        if (*out != TableRead::refused) return OSCF_OK;
+        *out = TableRead::torn;  // the fabric reads it below
     }
     WindowState st{};
     int rc = read_remote(lk, p, &st, sizeof st, p.state_base, p.state_key);
     if (rc) return rc;
     const uint64_t gen = st.reserved[kTableGenerationWord];
-    const size_t capacity = st.reserved[kTableCapacityWord];
+    const TablePlace place = TablePlace::from_words(st.reserved);
     if (gen & 1) {  // the owner is publishing
         Progress::idle(lk);
-        return kTorn;
-    }
-    if (capacity == 0) {  // nothing ever attached
-        p.regions.clear();
         return OSCF_OK;
     }
-    std::vector<char> copy(region_table_bytes(capacity));
-    rc = read_remote(lk, p, copy.data(), copy.size(), st.reserved[kTableAddrWord] + table_slot(gen, capacity),
-                     st.reserved[kTableKeyWord]);
+    if (place.capacity == 0) {  // nothing ever attached
+        p.regions.clear();
+        *out = TableRead::read;
+        return OSCF_OK;
+    }
+    if (!p.regions.known_place(place)) {
+        uint64_t again[kTableGenerationWord];
+        rc = read_remote(lk, p, again, sizeof again, p.state_base + table_word(0), p.state_key);
+        if (rc || TablePlace::from_words(again) != place) return rc;
+    }
+    std::vector<char> copy(region_table_bytes(place.capacity));
+    rc =
+        read_remote(lk, p, copy.data(), copy.size(), place.addr + table_slot(gen, place.capacity), place.key);
     if (rc) return rc;
     uint64_t now = 0;  // read once the table has arrived
     rc = read_remote(lk, p, &now, sizeof now, p.state_base + table_word(kTableGenerationWord), p.state_key);
     if (rc) return rc;
-    return table_untouched(gen, now) && p.regions.load(copy.data(), copy.size(), capacity, gen) ? OSCF_OK
-                                                                                                : kTorn;
+    if (table_untouched(gen, now) && p.regions.load(copy.data(), copy.size(), place.capacity, gen)) {
+        p.regions.remember_place(place);
+        *out = TableRead::read;
+    }
+    return OSCF_OK;
 }
 
 int oscf_win::refresh_regions(Guard &lk, Peer &p) {
-    int rc = kTorn;
-    for (int attempt = 0; attempt < kQuietAttempts && rc == kTorn; ++attempt) rc = read_regions_once(lk, p);
-    if (rc != kTorn) return rc;
+    TableRead got = TableRead::torn;
+    int rc = OSCF_OK;
+    for (int attempt = 0; attempt < kQuietAttempts && got == TableRead::torn; ++attempt)
+        if ((rc = read_regions_once(lk, p, &got))) return rc;
+    if (got == TableRead::read) return OSCF_OK;
     // The owner publishes faster than we copy: ask it to hold while we read.
     const uint64_t offset = offsetof(WindowState, table_readers);
     uint64_t old;
     if ((rc = lock_word_atomic(lk, p, offset, FI_SUM, 1, 0, &old))) return rc;
-    rc = kTorn;
     const auto give_up = std::chrono::steady_clock::now() + kGiveUpAfter;
-    while (rc == kTorn && std::chrono::steady_clock::now() < give_up) rc = read_regions_once(lk, p);
+    while (rc == OSCF_OK && got == TableRead::torn && std::chrono::steady_clock::now() < give_up)
+        rc = read_regions_once(lk, p, &got);
     const int undo = lock_word_atomic(lk, p, offset, FI_SUM, ~uint64_t{0}, 0, &old);
-    if (rc == kTorn) return usage_error(OSCF_ERR_INTERNAL, "could not read a consistent region table");
-    return rc ? rc : undo;
+    if (rc) return rc;
+    if (got == TableRead::torn)
+        return usage_error(OSCF_ERR_INTERNAL, "could not read a consistent region table");
+    return undo;
 }
 
 int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what, Where *w) {

@@ -32,6 +32,19 @@ const R *first_of_run(const std::vector<R> &regions, uint64_t addr, size_t len, 
     return &*it;
 }
 
+// Where an owner's ring of region tables is, as its WindowState words say
+// (kTableAddrWord, kTableKeyWord, kTableCapacityWord).
+struct TablePlace {
+    uint64_t addr = 0, key = 0, capacity = 0;
+    static TablePlace from_words(const uint64_t *words) {
+        return {words[kTableAddrWord], words[kTableKeyWord], words[kTableCapacityWord]};
+    }
+    bool operator==(const TablePlace &o) const {
+        return addr == o.addr && key == o.key && capacity == o.capacity;
+    }
+    bool operator!=(const TablePlace &o) const { return !(*this == o); }
+};
+
 // An origin's copy of one peer's region table: the regions, the generation of the
 // owner's table they came from, and the access epoch in which the origin last compared
 // that generation with the owner's (once per epoch, so a region detached since is
@@ -60,6 +73,16 @@ public:
         std::memcpy(regions_.data(), table + sizeof hdr, hdr.count * sizeof(Region));
         return true;
     }
+    // A read of the owner's state through the fabric copies its words while the owner
+    // may be growing the ring, so its place can be partly the old ring's, partly the
+    // new one's, and a table read there can fall outside both registrations. A place a
+    // whole table was read from before is one the owner really had: its rings stay
+    // registered, so reading any table of it is in bounds (and a generation it does not
+    // hold is refused by load). Any other place is confirmed by reading it again
+    // (dynamic.cpp, read_regions_once).
+    bool known_place(const TablePlace &p) const { return p == place_; }
+    void remember_place(const TablePlace &p) { place_ = p; }
+
     // The owner never attached anything.
     void clear() { regions_.clear(); }
 
@@ -69,6 +92,7 @@ public:
 
 private:
     std::vector<Region> regions_;
+    TablePlace place_;
     uint64_t generation_ = 0;
     uint64_t checked_epoch_ = 0;
 };

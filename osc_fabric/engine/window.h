@@ -357,9 +357,9 @@ private:
     int publish_regions();
     int resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, const char *what, Where *w);
     int refresh_regions(Guard &lk, Peer &p);
-    int read_regions_once(Guard &lk, Peer &p);
-    void hold_for_table_readers(Guard &lk);
     enum class TableRead { read, torn, refused };
+    int read_regions_once(Guard &lk, Peer &p, TableRead *out);
+    void hold_for_table_readers(Guard &lk);
     TableRead cross_read_regions(Guard &lk, Peer &p);
     int read_remote(Guard &lk, Peer &p, void *dst, size_t len, uint64_t addr, uint64_t key);
     bool attached_here(uint64_t addr, size_t len) const;  // every byte, in one or more regions

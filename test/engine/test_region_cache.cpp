@@ -74,3 +74,23 @@ TEST_CASE("the owner's generation is compared once per access epoch", "[regions]
     CHECK(c.checked_in(1));
     CHECK_FALSE(c.checked_in(2));
 }
+
+TEST_CASE("a ring's place is trusted once a whole table was read there", "[regions]") {
+    RegionCache c;
+    const uint64_t old_words[3] = {0x7000, 11, 16}, new_words[3] = {0x9000, 12, 34};
+    const TablePlace old_ring = TablePlace::from_words(old_words),
+                     new_ring = TablePlace::from_words(new_words);
+    CHECK(old_ring.capacity == 16);
+    CHECK(new_ring.key == 12);
+    CHECK_FALSE(c.known_place(old_ring));  // nothing read yet: confirm it
+    c.remember_place(old_ring);
+    CHECK(c.known_place(old_ring));
+    CHECK_FALSE(c.known_place(new_ring));
+    // A state read across a growth: the old ring's address and key, the new capacity.
+    const uint64_t torn_words[3] = {0x7000, 11, 34};
+    CHECK_FALSE(c.known_place(TablePlace::from_words(torn_words)));
+    // Equal places only: another ring at the same address (providers without virtual
+    // addresses publish 0 there) differs in its key.
+    const uint64_t same_addr[3] = {0x7000, 13, 16};
+    CHECK_FALSE(c.known_place(TablePlace::from_words(same_addr)));
+}
