@@ -10,6 +10,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "libfabric_loader.h"
+
 namespace oscf {
 namespace {
 
@@ -109,6 +111,10 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
     // it, it does not spin. Read when the provider first loads: a process whose libfabric
     // was already in use keeps what it had.
     setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
+    if (const char *why = libfabric_load_error()) {
+        log(0, "%s", why);
+        return OSCF_ERR_NO_PROVIDER;
+    }
     info_ptr hints = make_hints();
     if (!hints) return OSCF_ERR_NO_MEM;
     fi_info *raw = nullptr;

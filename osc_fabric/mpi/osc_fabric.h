@@ -182,6 +182,9 @@ void ompi_osc_fabric_register_pvars(const mca_base_component_t *component);
  * window (sent by the window's rank 0, once). help_note keeps the engine's last reason
  * for it. */
 void ompi_osc_fabric_help_note(const char *msg);
+/* Whether the osc framework's selection names fabric (not as an exclusion); *list: that
+ * selection. */
+bool ompi_osc_fabric_named(const char **list);
 void ompi_osc_fabric_cannot_serve(int status, const char *why, int comm_rank);
 
 /* _datatype.c: (buffer, count, datatype) as contiguous pieces, in order. */

@@ -242,6 +242,37 @@ static int ensure_engine(void)
     return c->engine_status;
 }
 
+/* Whether the user asked for osc/fabric: named in the osc selection (--mca osc fabric)
+ * or given a priority of its own choosing. */
+static bool asked_for(void)
+{
+    const char *list;
+    if (ompi_osc_fabric_named(&list)) return true;
+    int idx = mca_base_var_find("ompi", "osc", "fabric", "priority");
+    mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
+    const int *value = NULL;
+    return idx >= 0 && OPAL_SUCCESS == mca_base_var_get_value(idx, &value, &source, NULL) &&
+           MCA_BASE_VAR_SOURCE_DEFAULT != source;
+}
+
+/* The engine for a window, opened here if component_query did not (asked_for); every
+ * check of component_query that needs it. */
+static int engine_for(struct ompi_communicator_t *comm)
+{
+    ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
+    int rc = ensure_engine();
+    if (OSCF_OK != rc) {
+        opal_output_verbose(1, c->output, "osc/fabric: cannot open the engine: %s", oscf_status_str(rc));
+        return ompi_osc_fabric_status(rc);
+    }
+    if (oscf_engine_node_local_only(c->engine) && ompi_group_have_remote_peers(comm->c_local_group)) {
+        opal_output_verbose(
+            1, c->output, "osc/fabric: the provider reaches only this node and the communicator spans nodes");
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    return OMPI_SUCCESS;
+}
+
 /* status: the engine's, when it is the reason (the help message differs by it). */
 static int decline(struct ompi_communicator_t *comm, int status, const char *why)
 {
@@ -260,6 +291,17 @@ static int component_query(struct ompi_win_t *win, void **base, size_t size, int
     (void)info;
     ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
     if (!c->version_ok) return decline(comm, OSCF_OK, "running Open MPI differs from the build");
+    if (NULL == c->engine && OSCF_OK == c->engine_status && !asked_for()) {
+        /* Open MPI queries every installed osc component for every window and most
+         * often picks another: opening the engine (libfabric, a provider, endpoints)
+         * would cost the first window of every such job a large fraction of a second
+         * (perf/README.md). So unasked we answer from what is known without it, and
+         * component_select opens it if we are picked. */
+        if (MPI_WIN_FLAVOR_SHARED == flavor && ompi_group_have_remote_peers(comm->c_local_group)) {
+            return decline(comm, OSCF_OK, "MPI_Win_allocate_shared needs every process on one node");
+        }
+        return c->priority;
+    }
     int rc = ensure_engine();
     if (OSCF_OK != rc) return decline(comm, rc, oscf_status_str(rc));
     if (oscf_engine_node_local_only(c->engine) && ompi_group_have_remote_peers(comm->c_local_group)) {
@@ -322,6 +364,7 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
     };
     void *local_base = NULL;
     rc = ompi_osc_fabric_read_info(info, module, &params.accumulate_ordering);
+    if (OMPI_SUCCESS == rc) rc = engine_for(comm); /* the agreements below share a failure */
     if (MPI_WIN_FLAVOR_SHARED == flavor) {
         /* Collective inside: every rank enters it, or none. */
         rc = ompi_osc_fabric_agree(module->comm, rc);

@@ -29,8 +29,7 @@ void ompi_osc_fabric_help_note(const char *msg)
     snprintf(last_reason, sizeof last_reason, "%s", msg);
 }
 
-/* Whether the osc framework's selection names fabric (not as an exclusion). */
-static bool fabric_requested(const char **list)
+bool ompi_osc_fabric_named(const char **list)
 {
     *list = "";
     int idx = mca_base_var_find("ompi", "osc", NULL, NULL);
@@ -80,7 +79,7 @@ static void show(const char *topic, ...)
 void ompi_osc_fabric_cannot_serve(int status, const char *why, int comm_rank)
 {
     const char *list;
-    if (shown || !fabric_requested(&list)) return;
+    if (shown || !ompi_osc_fabric_named(&list)) return;
     shown = true;
     /* The default error handler aborts the job right after this decline, and mpirun
      * stops forwarding output once a process has aborted: every rank waits a moment so

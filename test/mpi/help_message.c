@@ -2,11 +2,23 @@
  * Creates one window and reports how MPI_Win_allocate ended; run-help checks what the
  * user sees around it. With "fatal" the default error handler stays, so a window osc
  * cannot serve aborts the job (as in most programs); otherwise the call returns its
- * error and the program ends cleanly.
+ * error and the program ends cleanly. It also says whether libfabric is in the process
+ * after MPI_Init and after the window, and the window's name (Open MPI's own components
+ * name theirs, osc/fabric does not), so run-help can tell who served it and whether an
+ * osc/fabric nobody asked for stayed out of the way.
  */
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+
+static const char *libfabric_loaded(void)
+{
+    void *h = dlopen("libfabric.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (NULL == h) return "no";
+    dlclose(h);
+    return "yes";
+}
 
 int main(int argc, char **argv)
 {
@@ -14,11 +26,21 @@ int main(int argc, char **argv)
     if (argc < 2 || 0 != strcmp(argv[1], "fatal")) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (0 == rank) printf("help_message: libfabric loaded after MPI_Init: %s\n", libfabric_loaded());
     void *base = NULL;
     MPI_Win win;
     int rc = MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     if (0 == rank) printf("help_message: MPI_Win_allocate %s\n", MPI_SUCCESS == rc ? "succeeded" : "failed");
-    if (MPI_SUCCESS == rc) MPI_Win_free(&win);
+    if (MPI_SUCCESS == rc) {
+        char name[MPI_MAX_OBJECT_NAME] = "";
+        int len = 0;
+        MPI_Win_get_name(win, name, &len);
+        if (0 == rank) {
+            printf("help_message: libfabric loaded after the window: %s\n", libfabric_loaded());
+            printf("help_message: window name '%s'\n", name);
+        }
+        MPI_Win_free(&win);
+    }
     MPI_Finalize();
     return 0;
 }
