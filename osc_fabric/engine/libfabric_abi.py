@@ -7,7 +7,7 @@ when Open MPI opens the component, so it must ask the library at run time for th
 versions a link would have recorded: libfabric raises a function's version when the
 structures it takes change, and the newest one would not match our headers.
 
-usage: libfabric_abi.py OUT CC [CFLAGS... --] LDFLAGS...
+usage: libfabric_abi.py OUT CC CFLAGS... -- LDFLAGS...
 """
 import os
 import re
@@ -34,11 +34,8 @@ int main(void) {
 def main():
     out, cc = sys.argv[1], sys.argv[2]
     rest = sys.argv[3:]
-    if "--" in rest:
-        cut = rest.index("--")
-        cflags, ldflags = rest[:cut], rest[cut + 1 :]
-    else:
-        cflags, ldflags = [], rest
+    cut = rest.index("--")
+    cflags, ldflags = rest[:cut], rest[cut + 1 :]
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = os.path.join(tmp, "probe.c"), os.path.join(tmp, "probe")
         with open(src, "w") as f:

@@ -255,22 +255,18 @@ static bool asked_for(void)
            MCA_BASE_VAR_SOURCE_DEFAULT != source;
 }
 
-/* The engine for a window, opened here if component_query did not (asked_for); every
- * check of component_query that needs it. */
-static int engine_for(struct ompi_communicator_t *comm)
+/* Why the engine cannot serve a window on comm, opening it first if need be (for a job
+ * that did not ask for osc/fabric, component_select opens it); NULL when it can.
+ * *status: the engine's, when it is the reason. */
+static const char *engine_unusable(struct ompi_communicator_t *comm, int *status)
 {
-    ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
-    int rc = ensure_engine();
-    if (OSCF_OK != rc) {
-        opal_output_verbose(1, c->output, "osc/fabric: cannot open the engine: %s", oscf_status_str(rc));
-        return ompi_osc_fabric_status(rc);
+    *status = ensure_engine();
+    if (OSCF_OK != *status) return oscf_status_str(*status);
+    if (oscf_engine_node_local_only(mca_osc_fabric_component.engine) &&
+        ompi_group_have_remote_peers(comm->c_local_group)) {
+        return "the provider reaches only this node and the communicator spans nodes";
     }
-    if (oscf_engine_node_local_only(c->engine) && ompi_group_have_remote_peers(comm->c_local_group)) {
-        opal_output_verbose(
-            1, c->output, "osc/fabric: the provider reaches only this node and the communicator spans nodes");
-        return OMPI_ERR_NOT_AVAILABLE;
-    }
-    return OMPI_SUCCESS;
+    return NULL;
 }
 
 /* status: the engine's, when it is the reason (the help message differs by it). */
@@ -291,25 +287,20 @@ static int component_query(struct ompi_win_t *win, void **base, size_t size, int
     (void)info;
     ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
     if (!c->version_ok) return decline(comm, OSCF_OK, "running Open MPI differs from the build");
+    static const char shared_across[] = "MPI_Win_allocate_shared needs every process on one node";
+    const bool across = MPI_WIN_FLAVOR_SHARED == flavor && ompi_group_have_remote_peers(comm->c_local_group);
     if (NULL == c->engine && OSCF_OK == c->engine_status && !asked_for()) {
         /* Open MPI queries every installed osc component for every window and most
          * often picks another: opening the engine (libfabric, a provider, endpoints)
          * would cost the first window of every such job a large fraction of a second
          * (perf/README.md). So unasked we answer from what is known without it, and
          * component_select opens it if we are picked. */
-        if (MPI_WIN_FLAVOR_SHARED == flavor && ompi_group_have_remote_peers(comm->c_local_group)) {
-            return decline(comm, OSCF_OK, "MPI_Win_allocate_shared needs every process on one node");
-        }
-        return c->priority;
+        return across ? decline(comm, OSCF_OK, shared_across) : c->priority;
     }
-    int rc = ensure_engine();
-    if (OSCF_OK != rc) return decline(comm, rc, oscf_status_str(rc));
-    if (oscf_engine_node_local_only(c->engine) && ompi_group_have_remote_peers(comm->c_local_group)) {
-        return decline(comm, OSCF_OK, "the provider reaches only this node and the communicator spans nodes");
-    }
-    if (MPI_WIN_FLAVOR_SHARED == flavor && ompi_group_have_remote_peers(comm->c_local_group)) {
-        return decline(comm, OSCF_OK, "MPI_Win_allocate_shared needs every process on one node");
-    }
+    int status;
+    const char *why = engine_unusable(comm, &status);
+    if (NULL != why) return decline(comm, status, why);
+    if (across) return decline(comm, OSCF_OK, shared_across);
     return c->priority;
 }
 
@@ -364,7 +355,14 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
     };
     void *local_base = NULL;
     rc = ompi_osc_fabric_read_info(info, module, &params.accumulate_ordering);
-    if (OMPI_SUCCESS == rc) rc = engine_for(comm); /* the agreements below share a failure */
+    if (OMPI_SUCCESS == rc) { /* the agreements below share a failure */
+        int status;
+        const char *why = engine_unusable(comm, &status);
+        if (NULL != why) {
+            opal_output_verbose(1, c->output, "osc/fabric: cannot serve the window: %s", why);
+            rc = OSCF_OK != status ? ompi_osc_fabric_status(status) : OMPI_ERR_NOT_AVAILABLE;
+        }
+    }
     if (MPI_WIN_FLAVOR_SHARED == flavor) {
         /* Collective inside: every rank enters it, or none. */
         rc = ompi_osc_fabric_agree(module->comm, rc);
