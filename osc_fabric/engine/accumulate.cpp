@@ -92,6 +92,19 @@ int oscf_win::post_atomic_write(const Peer &p, const void *src, size_t count, fi
         "fi_atomicmsg", [&] { return fi_atomicmsg(fab().ep(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE); });
 }
 
+void oscf_win::tell_peers_failed() {
+    for (Peer &p : peers_) {
+        if (is_self(p) || p.addr == FI_ADDR_UNSPEC) continue;
+        AmHeader h{};
+        h.version = kAmVersion;
+        h.opcode = kAmFailed;
+        h.flags = kAmNoReply;
+        h.origin_rank = static_cast<uint32_t>(rank_);
+        h.window_id = p.am_window_id;
+        (void)eng_.am->send(p.addr, h, nullptr, 0);  // a failed send: that peer is gone
+    }
+}
+
 // Every header made here is sent: its seq is the next of the stream the target replays
 // in order (am.cpp).
 AmHeader oscf_win::am_request(Peer &p, AmOpcode opcode, oscf_type type, int op, uint8_t flags, uint32_t count,
@@ -159,7 +172,7 @@ int oscf_win::accumulate_direct(Guard &lk, int target, oscf_type type, oscf_op o
     *served = 1;
     if (notify && (rc = check_request_epoch(target, what))) return rc;
     Peer &p = peer(target);
-    OpScope scope(p.acc, notify);
+    OpScope scope(progress().aborts(), p.acc, notify);
     uint64_t off;
     if ((rc = begin_access(lk, target, what)) ||
         (rc = target_offset(disp, p.disp_unit, span_offset, span_len, p.size, target, what, &off)) ||
@@ -173,7 +186,7 @@ int oscf_win::accumulate(Guard &lk, int target, const oscf_acc_segment *segs, si
     int rc = check_reduction(op, type);
     if (!rc) rc = check_operation(target, notify, "accumulate");
     if (rc) return rc;
-    OpScope scope(peer(target).acc, notify);
+    OpScope scope(progress().aborts(), peer(target).acc, notify);
     // Nothing to move is still an access: it must be inside an epoch, and a request
     // for it completes at once.
     if (n == 0) return finish(lk, scope, begin_access(lk, target, "accumulate"));

@@ -43,13 +43,24 @@ private:
     ActiveMessages &am_;
 };
 
-ActiveMessages::ActiveMessages(Fabric &fab, Progress &progress) : fab_(fab), progress_(progress) {}
+ActiveMessages::ActiveMessages(Fabric &fab, Progress &progress) : fab_(fab), progress_(progress) {
+    progress_.aborts().enlist(this);
+}
 
 // Receive buffers stay posted until the endpoint closes (the Fabric outlives us only
 // if the engine is torn down in the wrong order; engine_instance.h declares AM after
 // the fabric so the endpoint is still open here and cancels nothing we then touch).
 ActiveMessages::~ActiveMessages() {
     closing_ = true;
+    progress_.aborts().delist(this);
+}
+
+void ActiveMessages::abort(int status) {
+    for (uint32_t idx = 0; idx < requests_.size(); ++idx)
+        if (requests_[idx].in_use) fail_request(uint64_t{requests_[idx].generation} << 32 | idx, status);
+    // What our peers wait for from us may be what failed (shm 1.17 answers no origin
+    // whose copy the target's kernel refused): tell them, or they wait for ever.
+    for (auto &[id, win] : windows_) win->tell_peers_failed();
 }
 
 int ActiveMessages::start(size_t receive_buffers) {
@@ -187,6 +198,15 @@ void ActiveMessages::on_receive(const uint8_t *msg, size_t len) {
     if (!parse(msg, len, &h)) return;
     if (h.opcode == kAmReply) {
         handle_reply(h, msg + sizeof h, len - sizeof h);
+        return;
+    }
+    if (h.opcode == kAmFailed) {
+        if (!progress_.failed())
+            log(0,
+                "rank %u of a window reports that its engine failed: what this process has in flight "
+                "to it may never complete, so this process's RMA calls fail from now on",
+                h.origin_rank);
+        progress_.fail(OSCF_ERR_FABRIC);
         return;
     }
     MessageStream &s = streams_[{h.window_id, h.origin_rank}];
@@ -331,7 +351,8 @@ void ActiveMessages::handle_reply(const AmHeader &h, const uint8_t *payload, siz
     uint32_t idx = static_cast<uint32_t>(h.token);
     uint32_t gen = static_cast<uint32_t>(h.token >> 32);
     if (idx >= requests_.size() || !requests_[idx].in_use || requests_[idx].generation != gen) {
-        log(0, "active message reply with an unknown token dropped");
+        // After Progress::fail the requests were failed already (abort).
+        if (!progress_.failed()) log(0, "active message reply with an unknown token dropped");
         return;
     }
     AmRequest &r = requests_[idx];

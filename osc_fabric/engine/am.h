@@ -44,7 +44,7 @@ struct AmRequest {
     bool in_use = false;
 };
 
-class ActiveMessages {
+class ActiveMessages final : public Abortable {
 public:
     ActiveMessages(Fabric &fab, Progress &progress);
     ~ActiveMessages();
@@ -78,6 +78,10 @@ public:
     void answer(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status);
     // The reply to a request served kAmDetached.
     void reply(uint64_t window_id, uint32_t origin_rank, uint64_t token, int status);
+
+    // The engine failed (Progress::fail): no reply will be read, so every request
+    // still waiting for one completes with `status`.
+    void abort(int status) override;
 
     uint64_t requests_served() const { return served_; }
     uint64_t request_bytes() const { return request_bytes_; }  // payload of requests sent (MPI_T)

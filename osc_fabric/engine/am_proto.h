@@ -32,7 +32,7 @@
 
 namespace oscf {
 
-constexpr uint8_t kAmVersion = 14;
+constexpr uint8_t kAmVersion = 15;
 
 enum AmOpcode : uint8_t {
     kAmAccumulate = 0,   // payload: count origin elements (none for a fetching NO_OP)
@@ -68,6 +68,9 @@ enum AmOpcode : uint8_t {
                             // from it is served (pscw.cpp)
     kAmLockExclusive = 12,  // kAmLockShared for an exclusive hold: granted when nobody
                             // holds the word
+    kAmFailed = 13,         // no payload, no reply, outside the sender's request order: its
+                            // engine failed (Progress::fail) and may never serve what we
+                            // sent it, so the receiver's engine fails too
     kAmOpcodeMax
 };
 

@@ -203,7 +203,7 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     // or a copy the target reads before this returns, and travel in its stream.
     int64_t block = 0;
     const bool rma = bytes >= kRendezvousMin && one_block(runs, n, &block);
-    OpScope scope(dir == Dir::write && !rma ? p.streamed_ops : p.ops, notify);
+    OpScope scope(progress().aborts(), dir == Dir::write && !rma ? p.streamed_ops : p.ops, notify);
     int rc = begin_access(lk, target, what);
     uint64_t delta = 0;
     if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, size.lo, size.hi, what, &delta);
@@ -247,7 +247,7 @@ int oscf_win::put_streamed(Guard &lk, int target, const oscf_run_source &src, in
     }
     if (src.hi < src.lo || src.bytes > SIZE_MAX / 2)
         return usage_error(OSCF_ERR_RMA_RANGE, "put: the target datatype's layout overflows");
-    OpScope scope(p.streamed_ops, notify);
+    OpScope scope(progress().aborts(), p.streamed_ops, notify);
     rc = begin_access(lk, target, "put");
     uint64_t delta = 0;
     if (!rc) rc = layout_delta(lk, target, disp, nullptr, 0, src.lo, src.hi, "put", &delta);
@@ -284,7 +284,7 @@ int oscf_win::accumulate_layout(Guard &lk, int target, const oscf_run *runs, siz
     Peer &p = peer(target);
     // An accumulate is packed as a put's bytes are; a get_accumulate completes when its
     // old values are in.
-    OpScope scope(fetch ? p.acc : p.streamed_acc, notify);
+    OpScope scope(progress().aborts(), fetch ? p.acc : p.streamed_acc, notify);
     rc = begin_access(lk, target, what);
     uint64_t delta = 0;
     if (!rc && bytes > 0) rc = layout_delta(lk, target, disp, runs, n, lsize.lo, lsize.hi, what, &delta);

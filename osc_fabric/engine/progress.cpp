@@ -40,7 +40,18 @@ void Progress::retry(std::deque<Pending> &q) {
     }
 }
 
+void Progress::fail(int status) {
+    if (failed_) return;
+    failed_ = status;
+    aborts_.abort_all(status);
+}
+
 int Progress::run_locked() {
+    const int n = read_completions();
+    return failed_ && n >= 0 ? failed_ : n;
+}
+
+int Progress::read_completions() {
     calls_since_round_ = 0;
     if (round_hook_) round_hook_();
     if (!unordered_.empty()) retry(unordered_);
@@ -63,9 +74,22 @@ int Progress::run_locked() {
     if (rc < 0) return fabric_error("fi_cq_readerr", rc);
     char buf[256];
     const char *detail = fi_cq_strerror(fab_.cq(), err.prov_errno, err.err_data, buf, sizeof buf);
-    log(0, "RMA operation failed: %s (%s)", fi_strerror(err.err), detail ? detail : "");
-    if (err.op_context) static_cast<Completion *>(err.op_context)->complete(OSCF_ERR_FABRIC, 0);
-    return 1;
+    if (err.op_context) {
+        log(0, "RMA operation failed: %s (%s)", fi_strerror(err.err), detail ? detail : "");
+        static_cast<Completion *>(err.op_context)->complete(OSCF_ERR_FABRIC, 0);
+        return 1;
+    }
+    log(0,
+        "libfabric (%s) reported a failed operation without saying which: %s (%s). Any "
+        "operation still in flight may be that one, so this process's RMA calls fail from now "
+        "on rather than wait for it.%s",
+        fab_.provider().c_str(), fi_strerror(err.err), detail ? detail : "",
+        fab_.provider() == "shm" ? " shm does this when the kernel refuses its cross-memory copy: "
+                                   "a process made itself non-dumpable or gave up CAP_SYS_PTRACE "
+                                   "after creating its windows (README, \"Peers on the same node\")."
+                                 : "");
+    fail(OSCF_ERR_FABRIC);
+    return OSCF_ERR_FABRIC;
 }
 
 int Progress::poll() {

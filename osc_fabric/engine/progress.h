@@ -36,6 +36,54 @@ protected:
     ~Completion() = default;
 };
 
+// What a failure of the whole engine (Progress::fail) must end: request-based
+// operations, whose MPI requests would otherwise never complete (request.h). Each
+// enlists itself in its engine's AbortList while alive.
+class Abortable {
+public:
+    // The engine failed with `status`: no part still out will ever complete.
+    virtual void abort(int status) = 0;
+
+protected:
+    ~Abortable() = default;
+
+private:
+    friend class AbortList;
+    Abortable *prev_ = nullptr, *next_ = nullptr;
+    bool listed_ = false;
+};
+
+class AbortList {
+public:
+    AbortList() = default;
+    AbortList(const AbortList &) = delete;
+    AbortList &operator=(const AbortList &) = delete;
+    void enlist(Abortable *a) {
+        a->next_ = head_;
+        if (head_) head_->prev_ = a;
+        head_ = a;
+        a->listed_ = true;
+    }
+    void delist(Abortable *a) {  // no-op once abort_all took it off
+        if (!a->listed_) return;
+        (a->prev_ ? a->prev_->next_ : head_) = a->next_;
+        if (a->next_) a->next_->prev_ = a->prev_;
+        a->prev_ = a->next_ = nullptr;
+        a->listed_ = false;
+    }
+    // Each is taken off before its abort(), which may end (and delete) any of the others.
+    void abort_all(int status) {
+        while (Abortable *a = head_) {
+            delist(a);
+            a->abort(status);
+        }
+    }
+    bool empty() const { return head_ == nullptr; }
+
+private:
+    Abortable *head_ = nullptr;
+};
+
 struct OpCounter final : Completion {
     uint64_t posted = 0;
     uint64_t completed = 0;
@@ -147,8 +195,19 @@ public:
     EngineLock &mutex() { return mu_; }
 
     // Reads the CQ once and dispatches what it finds. Lock held. Returns the number of
-    // completions handled, or an OSCF error if the CQ itself failed.
+    // completions handled, or an OSCF error if the CQ itself failed or the engine has
+    // (failed()).
     int run_locked();
+
+    // A failure libfabric reported without naming the operation (shm 1.17 does so when
+    // its cross-memory copy is refused): any operation still out may be the one that
+    // will never complete, so every wait would risk waiting for ever. From then on
+    // every wait and every new operation of this process returns `status`, and every
+    // request-based operation completes with it; progress goes on, since our peers'
+    // operations on us need it. Lock held.
+    void fail(int status);
+    int failed() const { return failed_; }
+    AbortList &aborts() { return aborts_; }
 
     // Non-blocking entry for opal_progress and the progress thread: skips the round if
     // another thread is already inside the engine.
@@ -233,6 +292,7 @@ public:
     // reaches a caller.
     template <class Post>
     int post(const char *what, Post post) {
+        if (failed_) return failed_;
         for (;;) {
             ssize_t rc = post();
             if (rc == 0) return OSCF_OK;
@@ -258,6 +318,7 @@ public:
     void post_unordered(const char *what, Deferred post, std::function<void(int)> on_error);
 
 private:
+    int read_completions();  // run_locked without the failure
     struct Pending {
         const char *what;
         Deferred post;
@@ -273,6 +334,8 @@ private:
     uint64_t eagain_retries_ = 0;
     unsigned calls_since_round_ = 0, idle_rounds_ = 0;  // tick_locked
     bool messages_expected_ = true;
+    int failed_ = OSCF_OK;  // fail()
+    AbortList aborts_;
     std::deque<Pending> deferred_;  // in posting order
     std::function<void()> round_hook_;
     std::deque<Pending> unordered_;  // retried first

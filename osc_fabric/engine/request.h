@@ -11,9 +11,14 @@
 
 namespace oscf {
 
-class RequestCounter final : public Completion {
+class RequestCounter final : public Completion, public Abortable {
 public:
-    RequestCounter(OpCounter *parent, oscf_notify notify) : parent_(parent), notify_(notify) {}
+    RequestCounter(AbortList &aborts, OpCounter *parent, oscf_notify notify)
+        : aborts_(aborts), parent_(parent), notify_(notify) {
+        aborts_.enlist(this);
+    }
+    RequestCounter(const RequestCounter &) = delete;
+    RequestCounter &operator=(const RequestCounter &) = delete;
 
     void on_post() {
         ++posted_;
@@ -23,39 +28,46 @@ public:
         parent_->on_complete(status);
         ++completed_;
         if (status != OSCF_OK && error_ == OSCF_OK) error_ = status;
-        fire_if_done();
+        settle();
     }
     // All parts are posted: from now on the last completion fires the callback.
     void arm() {
         armed_ = true;
-        fire_if_done();
+        settle();
     }
     bool idle() const { return posted_ == completed_; }
     // The operation failed: never call back, and go when no part can touch this.
     void abandon() {
         abandoned_ = true;
-        fire_if_done();
+        settle();
+    }
+    // The engine failed (Progress::fail): a part still out may never complete, so an
+    // armed request calls back with the error now (one still being posted does when
+    // armed), and this stays until its parts are in, which may be never.
+    void abort(int status) override {
+        if (error_ == OSCF_OK) error_ = status;
+        aborted_ = true;
+        settle();
     }
 
 private:
-    void fire_if_done() {
-        if (posted_ != completed_) return;
-        if (abandoned_) {
-            delete this;
-            return;
-        }
-        if (!armed_) return;
-        oscf_notify n = notify_;
-        int status = error_;
-        delete this;
-        n.fn(n.arg, status);
+    ~RequestCounter() { aborts_.delist(this); }
+    void settle() {
+        const bool done = posted_ == completed_;
+        const bool call = armed_ && !abandoned_ && !called_ && (done || aborted_);
+        called_ = called_ || call;
+        const oscf_notify n = notify_;
+        const int status = error_;
+        if (done && (called_ || abandoned_)) delete this;
+        if (call) n.fn(n.arg, status);
     }
 
+    AbortList &aborts_;
     OpCounter *parent_;
     oscf_notify notify_;
     uint64_t posted_ = 0, completed_ = 0;
     int error_ = OSCF_OK;
-    bool armed_ = false, abandoned_ = false;
+    bool armed_ = false, abandoned_ = false, aborted_ = false, called_ = false;
 };
 
 // Where the parts of one operation complete: straight on the target's counter, or
@@ -65,8 +77,8 @@ private:
 // error return, even when that wait fails too.
 class OpScope {
 public:
-    OpScope(OpCounter &counter, const oscf_notify *notify)
-        : counter_(counter), req_(notify ? new RequestCounter(&counter, *notify) : nullptr) {}
+    OpScope(AbortList &aborts, OpCounter &counter, const oscf_notify *notify)
+        : counter_(counter), req_(notify ? new RequestCounter(aborts, &counter, *notify) : nullptr) {}
     OpScope(const OpScope &) = delete;
     OpScope &operator=(const OpScope &) = delete;
 

@@ -90,7 +90,7 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
     // a scope to complete through.
     if (direct_memory(peer(target))) {
         if (!notify) return direct_transfer_all(lk, dir, target, segs, n, disp);
-        OpScope scope(peer(target).ops, notify);
+        OpScope scope(progress().aborts(), peer(target).ops, notify);
         return finish(lk, scope, direct_transfer_all(lk, dir, target, segs, n, disp));
     }
     if (cross_memory(peer(target))) {
@@ -98,11 +98,11 @@ int oscf_win::transfer_all(Guard &lk, Dir dir, int target, const oscf_segment *s
         rc = cross_transfer_all(lk, dir, target, segs, n, disp, &refused);
         if (!refused) {
             if (!notify) return rc;
-            OpScope scope(peer(target).ops, notify);
+            OpScope scope(progress().aborts(), peer(target).ops, notify);
             return finish(lk, scope, rc);
         }
     }
-    OpScope scope(peer(target).ops, notify);
+    OpScope scope(progress().aborts(), peer(target).ops, notify);
     Packed packed(*this, peer(target), dir, scope);
     Packed *pk = Packed::wanted(n, target == rank_) ? &packed : nullptr;
     for (size_t i = 0; i < n && rc == OSCF_OK; ++i)

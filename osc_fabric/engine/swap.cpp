@@ -41,7 +41,7 @@ int oscf_win::swap(Guard &lk, int target, const Swap &sw, int64_t disp, int64_t 
     int rc = check_target(target);
     if (!rc && notify) rc = check_request_epoch(target, "compare_and_swap");
     if (rc) return rc;
-    OpScope scope(peer(target).acc, notify);
+    OpScope scope(progress().aborts(), peer(target).acc, notify);
     const size_t size = type_size(sw.type);
     rc = each_element_span(lk, target, sw.count, size, disp, offset, "compare_and_swap",
                            [&](const Where &w, size_t first, size_t n) -> int {

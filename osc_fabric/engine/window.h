@@ -187,6 +187,8 @@ struct oscf_win {
     bool held_may_grant() const;
     void forget_held() { held_noted_ = held_mixed_ = false; }
     void *shared_segment() const { return shared_.addr; }
+    // Our engine failed (Progress::fail): a kAmFailed notice to every other member.
+    void tell_peers_failed();
 
     oscf_win_stats stats{};
     oscf_win_stats all_stats() const;  // stats and what the direct view counted
