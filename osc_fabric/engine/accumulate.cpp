@@ -92,32 +92,32 @@ int oscf_win::post_atomic_write(const Peer &p, const void *src, size_t count, fi
         "fi_atomicmsg", [&] { return fi_atomicmsg(fab().ep(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE); });
 }
 
+// What every message to p's window starts with.
+AmHeader oscf_win::am_header(const Peer &p, AmOpcode opcode, uint8_t flags) const {
+    AmHeader h{};
+    h.version = kAmVersion;
+    h.opcode = opcode;
+    h.flags = flags;
+    h.origin_rank = static_cast<uint32_t>(rank_);
+    h.window_id = p.am_window_id;
+    return h;
+}
+
+// Outside the stream: no seq taken, so nothing behind it waits for it.
 void oscf_win::tell_peers_failed() {
-    for (Peer &p : peers_) {
-        if (is_self(p) || p.addr == FI_ADDR_UNSPEC) continue;
-        AmHeader h{};
-        h.version = kAmVersion;
-        h.opcode = kAmFailed;
-        h.flags = kAmNoReply;
-        h.origin_rank = static_cast<uint32_t>(rank_);
-        h.window_id = p.am_window_id;
-        (void)eng_.am->send(p.addr, h, nullptr, 0);  // a failed send: that peer is gone
-    }
+    for (Peer &p : peers_)
+        if (!is_self(p) && p.addr != FI_ADDR_UNSPEC)  // a failed send: that peer is gone
+            (void)eng_.am->send(p.addr, am_header(p, kAmFailed, kAmNoReply), nullptr, 0);
 }
 
 // Every header made here is sent: its seq is the next of the stream the target replays
 // in order (am.cpp).
 AmHeader oscf_win::am_request(Peer &p, AmOpcode opcode, oscf_type type, int op, uint8_t flags, uint32_t count,
                               uint64_t offset) {
-    AmHeader h{};
-    h.version = kAmVersion;
-    h.opcode = opcode;
+    AmHeader h = am_header(p, opcode, flags);
     h.type = static_cast<uint8_t>(type);
     h.op = static_cast<uint8_t>(op);
-    h.flags = flags;
     h.count = count;
-    h.origin_rank = static_cast<uint32_t>(rank_);
-    h.window_id = p.am_window_id;
     h.offset = offset;
     h.seq = p.am_sent++;
     return h;

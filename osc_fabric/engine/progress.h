@@ -50,7 +50,6 @@ protected:
 private:
     friend class AbortList;
     Abortable *prev_ = nullptr, *next_ = nullptr;
-    bool listed_ = false;
 };
 
 class AbortList {
@@ -62,14 +61,12 @@ public:
         a->next_ = head_;
         if (head_) head_->prev_ = a;
         head_ = a;
-        a->listed_ = true;
     }
     void delist(Abortable *a) {  // no-op once abort_all took it off
-        if (!a->listed_) return;
+        if (!a->prev_ && head_ != a) return;
         (a->prev_ ? a->prev_->next_ : head_) = a->next_;
         if (a->next_) a->next_->prev_ = a->prev_;
         a->prev_ = a->next_ = nullptr;
-        a->listed_ = false;
     }
     // Each is taken off before its abort(), which may end (and delete) any of the others.
     void abort_all(int status) {

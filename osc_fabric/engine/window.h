@@ -462,6 +462,7 @@ private:
     // accumulate.cpp
     // An active-message request header to p's copy of this window (token still unset).
     // op: an oscf_op, or an oscf_swap for kAmCompareSwap.
+    oscf::AmHeader am_header(const Peer &p, oscf::AmOpcode opcode, uint8_t flags) const;
     oscf::AmHeader am_request(Peer &p, oscf::AmOpcode opcode, oscf_type type, int op, uint8_t flags,
                               uint32_t count, uint64_t offset);
     int target_range(Guard &lk, int target, size_t len, int64_t disp, int64_t offset, const char *what,
