@@ -258,6 +258,14 @@ typedef struct oscf_run_source {
 /* oscf_win_put_packed with the runs from src, which is used before this returns. */
 int oscf_win_put_streamed(oscf_win *win, int target, const oscf_run_source *src, int64_t target_disp,
                           const oscf_packer *packer, const oscf_notify *notify);
+/* Copies the bytes of src's pieces (offsets from src_base) into dst's (from dst_base),
+ * in order, with no buffer in between: an on-node derived-datatype put or get to memory
+ * we map (oscf_win_direct_span) in one pass. Needs no engine. *moved is 0, and nothing
+ * copied, when either layout is runs of a few bytes each, which a packer moves faster.
+ * OSCF_ERR_ARG when the two hold different amounts of data; a source's error otherwise
+ * (bytes copied stay). */
+int oscf_copy_layout(void *dst_base, const oscf_run_source *dst, const void *src_base,
+                     const oscf_run_source *src, int *moved);
 /* Where a put (is_put) or get of the target's bytes [offset, offset + len) past
  * target_disp can be done by the caller with loads and stores: the target is on this
  * node with its window memory in our mapping (engine/route.cpp), and the checks a put

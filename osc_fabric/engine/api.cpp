@@ -7,6 +7,7 @@
 #include <new>
 
 #include "atomic_types.h"
+#include "layout_copy.h"
 #include "window.h"
 
 using namespace oscf;
@@ -315,6 +316,20 @@ int oscf_win_get_accumulate_packed(oscf_win *win, int target, const oscf_run *ru
     }
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
         return w.get_accumulate_packed(lk, target, runs, n, type, op, disp, origin, *result, notify);
+    });
+}
+
+int oscf_copy_layout(void *dst_base, const oscf_run_source *dst, const void *src_base,
+                     const oscf_run_source *src, int *moved) {
+    if (!moved) return OSCF_ERR_ARG;
+    *moved = 0;
+    if (!dst || !src || !dst->next || !src->next) return OSCF_ERR_ARG;
+    return guard(__func__, [&] {
+        bool did = false;
+        const int rc = copy_layout(static_cast<uint8_t *>(dst_base), *dst,
+                                   static_cast<const uint8_t *>(src_base), *src, &did);
+        *moved = did;
+        return rc;
     });
 }
 

@@ -85,9 +85,9 @@ static int run(void *arg, const oscf_notify *notify)
     return ompi_osc_fabric_status(rc);
 }
 
-/* A derived-datatype put or get to an on-node peer whose window memory we map: Open MPI's
- * datatype engine copies between the two layouts at once (ompi_osc_fabric_copy_layout),
- * as osc/sm does, instead of cutting them into thousands of segments. */
+/* A derived-datatype put or get to an on-node peer whose window memory we map: one copy
+ * between the two layouts (ompi_osc_fabric_copy_layout), instead of cutting them into
+ * thousands of segments. */
 typedef struct direct_copy {
     bool is_put;
     const void *origin;

@@ -822,6 +822,19 @@ int ompi_osc_fabric_copy_layout(const void *src, int scount, ompi_datatype_t *sd
     const size_t total = ssize * (size_t)scount;
     if (total != dsize * (size_t)dcount) return MPI_ERR_TRUNCATE;
     if (0 == total) return OMPI_SUCCESS;
+    /* One pass from layout to layout where both walk (their extents fit 64 bits) in runs
+     * large enough: the bounce buffer below moves every byte twice. */
+    ompi_osc_fabric_walk sw, dw;
+    oscf_run_source sruns, druns;
+    if (OMPI_SUCCESS == ompi_osc_fabric_walk_init(sdt, scount, &sw, &sruns)) {
+        int rc = OMPI_ERR_BAD_PARAM, moved = 0;
+        if (OMPI_SUCCESS == ompi_osc_fabric_walk_init(ddt, dcount, &dw, &druns)) {
+            rc = ompi_osc_fabric_status(oscf_copy_layout(dst, &druns, src, &sruns, &moved));
+            ompi_osc_fabric_walk_fini(&dw);
+        }
+        ompi_osc_fabric_walk_fini(&sw);
+        if (moved || (OMPI_SUCCESS != rc && OMPI_ERR_BAD_PARAM != rc)) return rc;
+    }
     const size_t cap = total < COPY_BOUNCE ? total : COPY_BOUNCE;
     unsigned char *bounce = malloc(cap);
     if (NULL == bounce) return OMPI_ERR_OUT_OF_RESOURCE;

@@ -1,0 +1,144 @@
+#include "layout_copy.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace oscf {
+
+PieceCursor::PieceCursor(uint8_t *base, const oscf_run_source &source)
+    : base_(base), source_(&source), batch_(kBatch) {
+    next_run();
+}
+
+// Takes the next run that holds data, fetching batches as the last one ends.
+void PieceCursor::next_run() {
+    byte_ = 0;
+    for (;;) {
+        while (i_ < n_) {
+            const oscf_run &r = batch_[i_++];
+            if (r.len == 0 || r.count == 0) continue;
+            piece_ = base_ + r.offset;
+            pieces_ = r.count;
+            len_ = r.len;
+            stride_ = r.stride;
+            return;
+        }
+        if (!refill()) {
+            pieces_ = 0;
+            return;
+        }
+    }
+}
+
+bool PieceCursor::refill() {
+    if (!source_) return false;
+    const long got = source_->next(source_->arg, batch_.data(), batch_.size());
+    if (got < 0) status_ = static_cast<int>(got);
+    n_ = got > 0 ? std::min(static_cast<size_t>(got), batch_.size()) : 0;
+    i_ = 0;
+    if (first_runs_ == 0) {
+        first_runs_ = n_;
+        for (size_t k = 0; k < n_; ++k) first_bytes_ += batch_[k].len * batch_[k].count;
+    }
+    if (got <= 0) source_ = nullptr;
+    return n_ > 0;
+}
+
+namespace {
+
+// Below this many bytes a run on average, Open MPI's convertors pack and unpack a layout
+// faster than the walk and the cursor step through it (perf/README.md, "Measurements
+// behind design choices").
+constexpr size_t kMinRunBytes = 1024;
+
+// k pieces of len bytes from a stride apart to b stride apart: the common case of two
+// vectors, one call per piece, and for the small sizes a load and a store the compiler
+// sees (an out-of-line memmove costs more than moving 8 bytes).
+template <size_t N>
+void copy_fixed(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t k) {
+    for (size_t i = 0; i < k; ++i, d += ds, s += ss) {
+        uint8_t tmp[N];
+        std::memcpy(tmp, s, N);
+        std::memcpy(d, tmp, N);
+    }
+}
+
+// n bytes, loaded before any is stored (the two may overlap); the small sizes without a
+// call, which would cost more than the move.
+inline void move_bytes(uint8_t *d, const uint8_t *s, size_t n) {
+    if (n >= 4 && n <= 16) {
+        if (n >= 8) {
+            uint64_t head, tail;
+            std::memcpy(&head, s, 8);
+            std::memcpy(&tail, s + n - 8, 8);
+            std::memcpy(d, &head, 8);
+            std::memcpy(d + n - 8, &tail, 8);
+        } else {
+            uint32_t head, tail;
+            std::memcpy(&head, s, 4);
+            std::memcpy(&tail, s + n - 4, 4);
+            std::memcpy(d, &head, 4);
+            std::memcpy(d + n - 4, &tail, 4);
+        }
+        return;
+    }
+    std::memmove(d, s, n);
+}
+
+void copy_pieces(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t len, size_t k) {
+    switch (len) {
+    case 4: return copy_fixed<4>(d, ds, s, ss, k);
+    case 8: return copy_fixed<8>(d, ds, s, ss, k);
+    case 16: return copy_fixed<16>(d, ds, s, ss, k);
+    default:
+        // memmove: a put to ourselves may name overlapping memory on both sides.
+        for (size_t i = 0; i < k; ++i, d += ds, s += ss) std::memmove(d, s, len);
+    }
+}
+
+}  // namespace
+
+int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *src_base,
+                const oscf_run_source &src, bool *moved) {
+    *moved = false;
+    if (dst.bytes != src.bytes) return OSCF_ERR_ARG;
+    PieceCursor to(dst_base, dst), from(const_cast<uint8_t *>(src_base), src);
+    if (to.fragmented(kMinRunBytes) || from.fragmented(kMinRunBytes)) return OSCF_OK;
+    *moved = true;
+    while (!to.done() && !from.done()) {
+        const size_t k = std::min(to.whole_left(), from.whole_left());
+        if (k > 0 && to.len() == from.len()) {
+            // Whole pieces of one size on both sides: no bookkeeping per piece.
+            copy_pieces(to.at(), to.stride(), from.at(), from.stride(), to.len(), k);
+            to.skip_pieces(k);
+            from.skip_pieces(k);
+            continue;
+        }
+        // Whole pieces of one side that fit in the other's current piece (a vector into a
+        // block, or out of one): the block is walked as if strided by the piece length.
+        if (from.whole_left() > 0 && to.left() >= from.len()) {
+            const size_t fit = std::min(from.whole_left(), to.left() / from.len());
+            copy_pieces(to.at(), static_cast<int64_t>(from.len()), from.at(), from.stride(), from.len(), fit);
+            to.consume(fit * from.len());
+            from.skip_pieces(fit);
+            continue;
+        }
+        if (to.whole_left() > 0 && from.left() >= to.len()) {
+            const size_t fit = std::min(to.whole_left(), from.left() / to.len());
+            copy_pieces(to.at(), to.stride(), from.at(), static_cast<int64_t>(to.len()), to.len(), fit);
+            from.consume(fit * to.len());
+            to.skip_pieces(fit);
+            continue;
+        }
+        const size_t n = std::min(to.left(), from.left());
+        move_bytes(to.at(), from.at(), n);
+        to.consume(n);
+        from.consume(n);
+    }
+    if (to.status() != OSCF_OK) return to.status();
+    if (from.status() != OSCF_OK) return from.status();
+    // Equal totals end together; a source that lied about its bytes does not.
+    return to.done() && from.done() ? OSCF_OK : OSCF_ERR_ARG;
+}
+
+}  // namespace oscf

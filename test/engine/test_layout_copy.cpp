@@ -1,0 +1,164 @@
+// copy_layout: the bytes of one layout moved straight into another, without a fabric.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "../../osc_fabric/engine/layout_copy.h"
+
+using oscf::copy_layout;
+
+namespace {
+
+// A run source over a list, at most `batch` runs a call (the walk's batches end anywhere),
+// failing with `fail` once `fail_after` runs are out when fail is set.
+struct ListSource {
+    std::vector<oscf_run> runs;
+    size_t batch = 1000, at = 0;
+    int fail = OSCF_OK;
+    size_t fail_after = 0;
+
+    static long next(void *arg, oscf_run *out, size_t max) {
+        auto *s = static_cast<ListSource *>(arg);
+        if (s->fail != OSCF_OK && s->at >= s->fail_after) return s->fail;
+        const size_t n = std::min({max, s->batch, s->runs.size() - s->at});
+        std::copy_n(s->runs.begin() + static_cast<long>(s->at), n, out);
+        s->at += n;
+        return static_cast<long>(n);
+    }
+    oscf_run_source source() {
+        size_t bytes = 0;
+        for (const oscf_run &r : runs) bytes += r.len * r.count;
+        return oscf_run_source{next, this, 0, 0, bytes};
+    }
+};
+
+// Every byte offset of the runs' pieces, in order: the model both sides are held to.
+std::vector<int64_t> offsets_of(const std::vector<oscf_run> &runs) {
+    std::vector<int64_t> out;
+    for (const oscf_run &r : runs)
+        for (size_t j = 0; j < r.count; ++j)
+            for (size_t b = 0; b < r.len; ++b) out.push_back(r.offset + r.stride * static_cast<int64_t>(j) + static_cast<int64_t>(b));
+    return out;
+}
+
+// A random layout of `bytes` bytes whose pieces never overlap: runs of random piece
+// sizes (sizes the copy treats specially among them), strides and directions, in
+// disjoint regions visited in random order, with empty runs between. Offsets count from
+// the middle of a buffer of `span` bytes.
+std::vector<oscf_run> random_layout(std::mt19937 &rng, size_t bytes, size_t *span) {
+    static const size_t kLens[] = {1, 3, 4, 8, 12, 16, 24, 64, 100, 4096};
+    std::vector<oscf_run> runs;
+    size_t left = bytes;
+    while (left > 0) {
+        const size_t len = std::min(left, kLens[rng() % std::size(kLens)]);
+        const size_t count = std::min(left / len, size_t{1} + rng() % 40);
+        const size_t gap = rng() % 3 == 0 ? 0 : rng() % 32;
+        runs.push_back(oscf_run{0, static_cast<int64_t>(len + gap), len, count});
+        if (rng() % 4 == 0)  // no pieces, or pieces of no bytes
+            runs.push_back(rng() % 2 ? oscf_run{0, 8, 0, 3} : oscf_run{0, 8, 5, 0});
+        left -= len * count;
+    }
+    // Regions one after another, then handed to the runs in a shuffled order.
+    std::vector<size_t> order(runs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    int64_t at = 0;
+    for (size_t i : order) {
+        oscf_run &r = runs[i];
+        const int64_t extent = r.count ? r.stride * static_cast<int64_t>(r.count - 1) + static_cast<int64_t>(r.len) : 0;
+        if (rng() % 3 == 0 && r.count > 1) {  // walked backwards
+            r.offset = at + extent - static_cast<int64_t>(r.len);
+            r.stride = -r.stride;
+        } else {
+            r.offset = at;
+        }
+        at += extent + 1;
+    }
+    for (oscf_run &r : runs) r.offset -= at / 2;
+    *span = static_cast<size_t>(at);
+    return runs;
+}
+
+}  // namespace
+
+TEST_CASE("copy_layout moves every byte from one random layout into another, in order", "[layout_copy]") {
+    std::mt19937 rng(GENERATE(range(1u, 41u)));
+    const size_t bytes = 1 + rng() % 20000;
+    size_t src_span = 0, dst_span = 0;
+    ListSource src{random_layout(rng, bytes, &src_span), 1 + rng() % 7};
+    ListSource dst{random_layout(rng, bytes, &dst_span), 1 + rng() % 7};
+
+    std::vector<uint8_t> from(src_span), to(dst_span, 0xEE), want(dst_span, 0xEE);
+    for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<uint8_t>(rng());
+    const int64_t src_mid = static_cast<int64_t>(src_span / 2), dst_mid = static_cast<int64_t>(dst_span / 2);
+    const std::vector<int64_t> s = offsets_of(src.runs), d = offsets_of(dst.runs);
+    REQUIRE(s.size() == bytes);
+    REQUIRE(d.size() == bytes);
+    for (size_t i = 0; i < bytes; ++i) want[static_cast<size_t>(dst_mid + d[i])] = from[static_cast<size_t>(src_mid + s[i])];
+
+    const oscf_run_source ss = src.source(), ds = dst.source();
+    bool moved = false;
+    REQUIRE(copy_layout(to.data() + dst_mid, ds, from.data() + src_mid, ss, &moved) == OSCF_OK);
+    REQUIRE(moved);  // a few runs a batch: never judged fragmented
+    CHECK(to == want);  // every byte in place, and nothing between the pieces touched
+}
+
+TEST_CASE("copy_layout of two vectors with pieces of one size", "[layout_copy]") {
+    const size_t len = GENERATE(1, 4, 8, 16, 64, 1000);
+    const size_t count = 257;
+    ListSource src{{oscf_run{0, static_cast<int64_t>(2 * len), len, count}}};
+    ListSource dst{{oscf_run{static_cast<int64_t>(3 * len * (count - 1)), -static_cast<int64_t>(3 * len), len, count}}};
+    std::vector<uint8_t> from(2 * len * count), to(3 * len * count, 0), want(to);
+    for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<uint8_t>(i * 7 + 1);
+    for (size_t j = 0; j < count; ++j)
+        std::copy_n(from.begin() + static_cast<long>(2 * len * j), len, want.begin() + static_cast<long>(3 * len * (count - 1 - j)));
+    const oscf_run_source ss = src.source(), ds = dst.source();
+    bool moved = false;
+    REQUIRE(copy_layout(to.data(), ds, from.data(), ss, &moved) == OSCF_OK);
+    REQUIRE(moved);  // one run a side
+    CHECK(to == want);
+}
+
+TEST_CASE("copy_layout leaves layouts of many tiny runs to the packer", "[layout_copy]") {
+    // 1000 pieces of 4 bytes, each its own run (an indexed type of single ints), against
+    // the same bytes as one vector, in either direction.
+    ListSource tiny, vector{{oscf_run{0, 8, 4, 1000}}};
+    for (int64_t j = 0; j < 1000; ++j) tiny.runs.push_back(oscf_run{(j * 7919) % 1000 * 8, 0, 4, 1});
+    std::vector<uint8_t> from(8000, 1), to(8000, 0);
+    const bool tiny_is_target = GENERATE(true, false);
+    const oscf_run_source ts = tiny.source(), vs = vector.source();
+    bool moved = true;
+    CHECK(copy_layout(to.data(), tiny_is_target ? ts : vs, from.data(), tiny_is_target ? vs : ts, &moved) ==
+          OSCF_OK);
+    CHECK_FALSE(moved);
+    CHECK(std::count(to.begin(), to.end(), 0) == 8000);  // nothing copied: the caller packs instead
+}
+
+TEST_CASE("copy_layout refuses layouts of different sizes and reports a source's failure", "[layout_copy]") {
+    std::vector<uint8_t> from(256, 1), to(256, 0);
+    bool moved = false;
+    SECTION("different totals") {
+        ListSource src{{oscf_run{0, 8, 8, 4}}}, dst{{oscf_run{0, 8, 8, 3}}};
+        const oscf_run_source ss = src.source(), ds = dst.source();
+        CHECK(copy_layout(to.data(), ds, from.data(), ss, &moved) == OSCF_ERR_ARG);
+        CHECK(std::count(to.begin(), to.end(), 0) == 256);  // refused before any byte moved
+    }
+    SECTION("a source that says more bytes than its runs hold") {
+        ListSource src{{oscf_run{0, 8, 8, 4}}}, dst{{oscf_run{0, 8, 8, 3}}};
+        const oscf_run_source ss = src.source();
+        oscf_run_source ds = dst.source();
+        ds.bytes = ss.bytes;
+        CHECK(copy_layout(to.data(), ds, from.data(), ss, &moved) == OSCF_ERR_ARG);
+    }
+    SECTION("a walk that fails part way") {
+        ListSource src{{oscf_run{0, 8, 8, 4}, oscf_run{64, 8, 8, 4}}, 1};
+        src.fail = OSCF_ERR_NO_MEM;
+        src.fail_after = 1;
+        ListSource dst{{oscf_run{0, 8, 8, 8}}};
+        const oscf_run_source ss = src.source(), ds = dst.source();
+        CHECK(copy_layout(to.data(), ds, from.data(), ss, &moved) == OSCF_ERR_NO_MEM);
+    }
+}
