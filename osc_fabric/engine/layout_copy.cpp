@@ -5,8 +5,7 @@
 
 namespace oscf {
 
-PieceCursor::PieceCursor(uint8_t *base, const oscf_run_source &source)
-    : base_(base), source_(&source), batch_(kBatch) {
+PieceCursor::PieceCursor(uint8_t *base, const oscf_run_source &source) : base_(base), source_(&source) {
     next_run();
 }
 
@@ -51,9 +50,8 @@ namespace {
 // behind design choices").
 constexpr size_t kMinRunBytes = 1024;
 
-// k pieces of len bytes from a stride apart to b stride apart: the common case of two
-// vectors, one call per piece, and for the small sizes a load and a store the compiler
-// sees (an out-of-line memmove costs more than moving 8 bytes).
+// k pieces of N bytes, ss apart from s, to ds apart from d: for the small sizes a load and
+// a store the compiler sees (an out-of-line memmove costs more than moving 8 bytes).
 template <size_t N>
 void copy_fixed(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t k) {
     for (size_t i = 0; i < k; ++i, d += ds, s += ss) {
@@ -85,6 +83,7 @@ inline void move_bytes(uint8_t *d, const uint8_t *s, size_t n) {
     std::memmove(d, s, n);
 }
 
+// k pieces of len bytes, ss apart from s, to ds apart from d.
 void copy_pieces(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t len, size_t k) {
     switch (len) {
     case 4: return copy_fixed<4>(d, ds, s, ss, k);

@@ -5,9 +5,9 @@
 // (test/engine/test_layout_copy.cpp).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "osc_fabric/engine.h"
 
@@ -33,7 +33,8 @@ public:
     // Whether the first batch of runs was full and averaged fewer than `bytes` bytes a
     // run: a layout of many small runs, each costing the walk and the cursor a step.
     bool fragmented(size_t bytes) const { return first_runs_ == kBatch && first_bytes_ < bytes * kBatch; }
-    // Whole pieces left in the current run, counting the current one only if untouched.
+    // Whole pieces left in the current run with the current one; 0 once it is partly
+    // consumed.
     size_t whole_left() const { return byte_ ? 0 : pieces_; }
     // Moves past n bytes of the current piece (n <= left()).
     void consume(size_t n) {
@@ -53,12 +54,13 @@ public:
 private:
     void next_run();
     bool refill();
-    // Runs fetched at a time: enough that a fetch costs little, few enough to stay in cache.
+    // Runs fetched at a time: enough that a fetch costs little, few enough to stay in
+    // cache and on the stack.
     static constexpr size_t kBatch = 256;
 
     uint8_t *base_;
     const oscf_run_source *source_;
-    std::vector<oscf_run> batch_;
+    std::array<oscf_run, kBatch> batch_;
     int status_ = OSCF_OK;
     size_t n_ = 0, i_ = 0;  // runs in the batch, the next one to take
     // The current run: its current piece, the pieces left (with that one), their length

@@ -269,12 +269,13 @@ int ompi_osc_fabric_pair_packer(struct ompi_datatype_t *dt, int count, const voi
  * are neither or structs would overlap (the general path takes those). */
 bool ompi_osc_fabric_pair_runs(ompi_osc_fabric_runs *r, size_t value, size_t extent);
 /* Copies scount elements of sdt at src into dcount of ddt at dst (the same bytes): the
- * two layouts walked as runs and the bytes moved from one to the other (oscf_copy_layout),
- * or, where the walk cannot hold an extent or either layout is runs of a few bytes
- * each, by two convertors and a bounce buffer. Open MPI 4.1.4's ompi_datatype_sndrcv packs and unpacks too, but stops as soon
- * as either convertor reports completion, and packing some layouts (a resized vector,
- * more than once) reports it after the first 64 KiB: the rest was never copied. This
- * one stops when every byte has moved. */
+ * two layouts walked as runs and the bytes moved from one to the other
+ * (oscf_copy_layout), or, where the walk cannot hold an extent or either layout is runs
+ * of a few bytes each, by two convertors and a bounce buffer. Open MPI 4.1.4's
+ * ompi_datatype_sndrcv packs and unpacks too, but stops as soon as either convertor
+ * reports completion, and packing some layouts (a resized vector, more than once)
+ * reports it after the first 64 KiB: the rest was never copied. This one stops when
+ * every byte has moved. */
 int ompi_osc_fabric_copy_layout(const void *src, int scount, struct ompi_datatype_t *sdt, void *dst,
                                 int dcount, struct ompi_datatype_t *ddt);
 /* Every byte count elements of dt touch, from its true lower bound *lo: false when

@@ -40,7 +40,8 @@ std::vector<int64_t> offsets_of(const std::vector<oscf_run> &runs) {
     std::vector<int64_t> out;
     for (const oscf_run &r : runs)
         for (size_t j = 0; j < r.count; ++j)
-            for (size_t b = 0; b < r.len; ++b) out.push_back(r.offset + r.stride * static_cast<int64_t>(j) + static_cast<int64_t>(b));
+            for (size_t b = 0; b < r.len; ++b)
+                out.push_back(r.offset + r.stride * static_cast<int64_t>(j) + static_cast<int64_t>(b));
     return out;
 }
 
@@ -68,7 +69,8 @@ std::vector<oscf_run> random_layout(std::mt19937 &rng, size_t bytes, size_t *spa
     int64_t at = 0;
     for (size_t i : order) {
         oscf_run &r = runs[i];
-        const int64_t extent = r.count ? r.stride * static_cast<int64_t>(r.count - 1) + static_cast<int64_t>(r.len) : 0;
+        const int64_t extent =
+            r.count ? r.stride * static_cast<int64_t>(r.count - 1) + static_cast<int64_t>(r.len) : 0;
         if (rng() % 3 == 0 && r.count > 1) {  // walked backwards
             r.offset = at + extent - static_cast<int64_t>(r.len);
             r.stride = -r.stride;
@@ -97,12 +99,13 @@ TEST_CASE("copy_layout moves every byte from one random layout into another, in 
     const std::vector<int64_t> s = offsets_of(src.runs), d = offsets_of(dst.runs);
     REQUIRE(s.size() == bytes);
     REQUIRE(d.size() == bytes);
-    for (size_t i = 0; i < bytes; ++i) want[static_cast<size_t>(dst_mid + d[i])] = from[static_cast<size_t>(src_mid + s[i])];
+    for (size_t i = 0; i < bytes; ++i)
+        want[static_cast<size_t>(dst_mid + d[i])] = from[static_cast<size_t>(src_mid + s[i])];
 
     const oscf_run_source ss = src.source(), ds = dst.source();
     bool moved = false;
     REQUIRE(copy_layout(to.data() + dst_mid, ds, from.data() + src_mid, ss, &moved) == OSCF_OK);
-    REQUIRE(moved);  // a few runs a batch: never judged fragmented
+    REQUIRE(moved);     // a few runs a batch: never judged fragmented
     CHECK(to == want);  // every byte in place, and nothing between the pieces touched
 }
 
@@ -110,11 +113,13 @@ TEST_CASE("copy_layout of two vectors with pieces of one size", "[layout_copy]")
     const size_t len = GENERATE(1, 4, 8, 16, 64, 1000);
     const size_t count = 257;
     ListSource src{{oscf_run{0, static_cast<int64_t>(2 * len), len, count}}};
-    ListSource dst{{oscf_run{static_cast<int64_t>(3 * len * (count - 1)), -static_cast<int64_t>(3 * len), len, count}}};
+    ListSource dst{
+        {oscf_run{static_cast<int64_t>(3 * len * (count - 1)), -static_cast<int64_t>(3 * len), len, count}}};
     std::vector<uint8_t> from(2 * len * count), to(3 * len * count, 0), want(to);
     for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<uint8_t>(i * 7 + 1);
     for (size_t j = 0; j < count; ++j)
-        std::copy_n(from.begin() + static_cast<long>(2 * len * j), len, want.begin() + static_cast<long>(3 * len * (count - 1 - j)));
+        std::copy_n(from.begin() + static_cast<long>(2 * len * j), len,
+                    want.begin() + static_cast<long>(3 * len * (count - 1 - j)));
     const oscf_run_source ss = src.source(), ds = dst.source();
     bool moved = false;
     REQUIRE(copy_layout(to.data(), ds, from.data(), ss, &moved) == OSCF_OK);
