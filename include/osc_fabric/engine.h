@@ -266,6 +266,13 @@ int oscf_win_put_streamed(oscf_win *win, int target, const oscf_run_source *src,
  * (bytes copied stay). */
 int oscf_copy_layout(void *dst_base, const oscf_run_source *dst, const void *src_base,
                      const oscf_run_source *src, int *moved);
+/* src's pieces (offsets from base) as a packer of one stream of bytes, in order: pack
+ * copies the next bytes out of the layout, unpack the next bytes into it. The origin's
+ * side of a derived-datatype put or get this way moves a vector's pieces in one tight
+ * loop. *taken is 0, and *out untouched, when the layout is runs of a few bytes each,
+ * which a convertor packs faster. src (and what its arg points to) must stay valid
+ * until out->release. */
+int oscf_layout_packer(void *base, const oscf_run_source *src, oscf_packer *out, int *taken);
 /* Where a put (is_put) or get of the target's bytes [offset, offset + len) past
  * target_disp can be done by the caller with loads and stores: the target is on this
  * node with its window memory in our mapping (engine/route.cpp), and the checks a put

@@ -4,6 +4,7 @@
 // unwinds into Open MPI.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "atomic_types.h"
@@ -330,6 +331,26 @@ int oscf_copy_layout(void *dst_base, const oscf_run_source *dst, const void *src
                                    static_cast<const uint8_t *>(src_base), *src, &did);
         *moved = did;
         return rc;
+    });
+}
+
+int oscf_layout_packer(void *base, const oscf_run_source *src, oscf_packer *out, int *taken) {
+    if (!taken) return OSCF_ERR_ARG;
+    *taken = 0;
+    if (!src || !src->next || !out) return OSCF_ERR_ARG;
+    return guard(__func__, [&] {
+        auto stream = std::make_unique<LayoutStream>(static_cast<uint8_t *>(base), *src);
+        if (stream->fragmented()) return OSCF_OK;
+        *out = oscf_packer{
+            [](void *arg, void *dst, size_t len) {
+                return static_cast<LayoutStream *>(arg)->pack(static_cast<uint8_t *>(dst), len);
+            },
+            [](void *arg, const void *from, size_t len) {
+                return static_cast<LayoutStream *>(arg)->unpack(static_cast<const uint8_t *>(from), len);
+            },
+            [](void *arg) { delete static_cast<LayoutStream *>(arg); }, stream.release()};
+        *taken = 1;
+        return OSCF_OK;
     });
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "piece_copy.h"
+
 namespace oscf {
 
 PieceCursor::PieceCursor(uint8_t *base, const oscf_run_source &source) : base_(base), source_(&source) {
@@ -50,51 +52,6 @@ namespace {
 // behind design choices").
 constexpr size_t kMinRunBytes = 1024;
 
-// k pieces of N bytes, ss apart from s, to ds apart from d: for the small sizes a load and
-// a store the compiler sees (an out-of-line memmove costs more than moving 8 bytes).
-template <size_t N>
-void copy_fixed(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t k) {
-    for (size_t i = 0; i < k; ++i, d += ds, s += ss) {
-        uint8_t tmp[N];
-        std::memcpy(tmp, s, N);
-        std::memcpy(d, tmp, N);
-    }
-}
-
-// n bytes, loaded before any is stored (the two may overlap); the small sizes without a
-// call, which would cost more than the move.
-inline void move_bytes(uint8_t *d, const uint8_t *s, size_t n) {
-    if (n >= 4 && n <= 16) {
-        if (n >= 8) {
-            uint64_t head, tail;
-            std::memcpy(&head, s, 8);
-            std::memcpy(&tail, s + n - 8, 8);
-            std::memcpy(d, &head, 8);
-            std::memcpy(d + n - 8, &tail, 8);
-        } else {
-            uint32_t head, tail;
-            std::memcpy(&head, s, 4);
-            std::memcpy(&tail, s + n - 4, 4);
-            std::memcpy(d, &head, 4);
-            std::memcpy(d + n - 4, &tail, 4);
-        }
-        return;
-    }
-    std::memmove(d, s, n);
-}
-
-// k pieces of len bytes, ss apart from s, to ds apart from d.
-void copy_pieces(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t len, size_t k) {
-    switch (len) {
-    case 4: return copy_fixed<4>(d, ds, s, ss, k);
-    case 8: return copy_fixed<8>(d, ds, s, ss, k);
-    case 16: return copy_fixed<16>(d, ds, s, ss, k);
-    default:
-        // memmove: a put to ourselves may name overlapping memory on both sides.
-        for (size_t i = 0; i < k; ++i, d += ds, s += ss) std::memmove(d, s, len);
-    }
-}
-
 }  // namespace
 
 int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *src_base,
@@ -138,6 +95,39 @@ int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *sr
     if (from.status() != OSCF_OK) return from.status();
     // Equal totals end together; a source that lied about its bytes does not.
     return to.done() && from.done() ? OSCF_OK : OSCF_ERR_ARG;
+}
+
+bool LayoutStream::fragmented() const {
+    return cur_.fragmented(kMinRunBytes);
+}
+
+int LayoutStream::stream(uint8_t *buf, size_t len, bool into_layout) {
+    while (len > 0) {
+        if (cur_.done()) return cur_.status() != OSCF_OK ? cur_.status() : OSCF_ERR_ARG;
+        const size_t piece = cur_.len();
+        const size_t fit = std::min(cur_.whole_left(), len / piece);
+        if (fit > 0) {
+            // Whole pieces: the packed side is a run strided by the piece length.
+            const auto packed = static_cast<int64_t>(piece);
+            if (into_layout)
+                copy_pieces(cur_.at(), cur_.stride(), buf, packed, piece, fit);
+            else
+                copy_pieces(buf, packed, cur_.at(), cur_.stride(), piece, fit);
+            cur_.skip_pieces(fit);
+            buf += fit * piece;
+            len -= fit * piece;
+            continue;
+        }
+        const size_t n = std::min(cur_.left(), len);
+        if (into_layout)
+            move_bytes(cur_.at(), buf, n);
+        else
+            move_bytes(buf, cur_.at(), n);
+        cur_.consume(n);
+        buf += n;
+        len -= n;
+    }
+    return cur_.status();
 }
 
 }  // namespace oscf

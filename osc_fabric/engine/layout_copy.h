@@ -80,4 +80,21 @@ private:
 int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *src_base,
                 const oscf_run_source &src, bool *moved);
 
+// One layout's bytes as a packed stream, in order: pack copies the next len bytes out of
+// the layout, unpack the next len bytes into it. A derived-datatype put or get over the
+// network packs the origin's side this way (a vector's pieces in one tight loop), unless
+// the layout is fragmented, where a convertor is faster. source must outlive the stream.
+class LayoutStream {
+public:
+    LayoutStream(uint8_t *base, const oscf_run_source &source) : cur_(base, source) {}
+    bool fragmented() const;
+    // OSCF_ERR_ARG when asked for more bytes than the layout holds; a source's error.
+    int pack(uint8_t *dst, size_t len) { return stream(dst, len, false); }
+    int unpack(const uint8_t *src, size_t len) { return stream(const_cast<uint8_t *>(src), len, true); }
+
+private:
+    int stream(uint8_t *buf, size_t len, bool into_layout);
+    PieceCursor cur_;
+};
+
 }  // namespace oscf

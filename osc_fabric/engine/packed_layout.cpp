@@ -27,6 +27,7 @@
 
 #include "atomic_types.h"
 #include "packed_parts.h"
+#include "piece_copy.h"
 #include "run_codec.h"
 #include "run_cursor.h"
 #include "window.h"
@@ -153,13 +154,15 @@ bool one_block(const oscf_run *runs, size_t n, int64_t *start) {
     return seen;
 }
 
-// Calls piece(at, len) for every piece of the n runs in desc_len bytes at desc (their
-// wire form, run_codec.h), in order, where at is where(offset, len) says the piece lies;
-// stops at the first status that is not OSCF_OK, fails with OSCF_ERR_RMA_RANGE at a
-// piece where() refuses and with OSCF_ERR_ARG when the runs are malformed. A run whose
-// whole span where() accepts is checked once, not piece by piece.
-template <class Where, class Piece>
-int each_piece(const uint8_t *desc, size_t desc_len, uint32_t n, Where &&where, Piece &&piece) {
+// Calls run(at, stride, len, count) for the pieces of each of the n runs in desc_len
+// bytes at desc (their wire form, run_codec.h), in order, where at is where(offset, len)
+// says the first piece lies; stops at the first status that is not OSCF_OK, fails with
+// OSCF_ERR_RMA_RANGE at a piece where() refuses and with OSCF_ERR_ARG when the runs are
+// malformed. A run whose whole span where() accepts is checked once and handed over
+// whole; any other piece by piece (count 1), since its pieces may lie in different
+// regions.
+template <class Where, class Run>
+int each_run(const uint8_t *desc, size_t desc_len, uint32_t n, Where &&where, Run &&run) {
     RunReader reader(desc, desc_len);
     AmRun r;
     uint32_t seen = 0;
@@ -169,15 +172,30 @@ int each_piece(const uint8_t *desc, size_t desc_len, uint32_t n, Where &&where, 
         char *span = s.lo >= 0 && s.hi <= static_cast<__int128>(UINT64_MAX)
                          ? where(static_cast<uint64_t>(s.lo), static_cast<size_t>(s.hi - s.lo))
                          : nullptr;
+        if (span) {
+            int rc = run(span + (r.offset - static_cast<uint64_t>(s.lo)), r.stride, size_t{r.len},
+                         size_t{r.count});
+            if (rc != OSCF_OK) return rc;
+            continue;
+        }
         for (uint32_t j = 0; j < r.count; ++j) {
-            const uint64_t offset = r.offset + static_cast<uint64_t>(r.stride) * j;
-            char *at = span ? span + (offset - static_cast<uint64_t>(s.lo)) : where(offset, size_t{r.len});
+            char *at = where(r.offset + static_cast<uint64_t>(r.stride) * j, size_t{r.len});
             if (!at) return OSCF_ERR_RMA_RANGE;
-            int rc = piece(at, size_t{r.len});
+            int rc = run(at, r.stride, size_t{r.len}, size_t{1});
             if (rc != OSCF_OK) return rc;
         }
     }
     return seen == n && reader.ok_padded() ? OSCF_OK : OSCF_ERR_ARG;
+}
+
+// each_run, one piece at a time: piece(at, len).
+template <class Where, class Piece>
+int each_piece(const uint8_t *desc, size_t desc_len, uint32_t n, Where &&where, Piece &&piece) {
+    return each_run(desc, desc_len, n, where, [&](char *at, int64_t stride, size_t len, size_t count) -> int {
+        for (size_t j = 0; j < count; ++j, at += stride)
+            if (int rc = piece(at, len); rc != OSCF_OK) return rc;
+        return OSCF_OK;
+    });
 }
 
 }  // namespace
@@ -556,20 +574,29 @@ int oscf_win::scatter_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, c
     if ((old || !u.copy()) && (!valid_type(u.type) || !valid_op(u.op) || !op_allowed(u.op, u.type) ||
                                (no_op && (!old || len != 0))))
         return OSCF_ERR_ARG;
+    auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
+    if (u.copy() && !old) {
+        // A put: each run's pieces straight from the packed bytes, in one loop.
+        int rc = each_run(desc, desc_len, n, where,
+                          [&](char *t, int64_t stride, size_t bytes, size_t count) -> int {
+                              if (bytes * count > len) return OSCF_ERR_ARG;
+                              copy_pieces(reinterpret_cast<uint8_t *>(t), stride, data,
+                                          static_cast<int64_t>(bytes), bytes, count);
+                              data += bytes * count;
+                              len -= bytes * count;
+                              return OSCF_OK;
+                          });
+        return rc == OSCF_OK && len != 0 ? OSCF_ERR_ARG : rc;
+    }
     const size_t size = type_size(u.type);
     size_t fetched = 0;
-    auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
     int rc = each_piece(desc, desc_len, n, where, [&](char *t, size_t bytes) {
         if (bytes % size || (!no_op && bytes > len) || (old && bytes > old->cap - fetched))
             return OSCF_ERR_ARG;
-        if (u.copy() && !old) {
-            std::memcpy(t, data, bytes);
-        } else {
-            char *prev = old ? reinterpret_cast<char *>(old->out + fetched) : nullptr;
-            apply_here(u.op, u.type, t, no_op ? nullptr : reinterpret_cast<const char *>(data), prev,
-                       bytes / size);
-            fetched += bytes;
-        }
+        char *prev = old ? reinterpret_cast<char *>(old->out + fetched) : nullptr;
+        apply_here(u.op, u.type, t, no_op ? nullptr : reinterpret_cast<const char *>(data), prev,
+                   bytes / size);
+        fetched += bytes;
         if (!no_op) {
             data += bytes;
             len -= bytes;
@@ -585,12 +612,14 @@ int oscf_win::gather_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, ui
                             size_t *out_len) {
     size_t total = 0;
     auto where = [this](uint64_t offset, size_t bytes) { return am_target(false, offset, bytes); };
-    int rc = each_piece(desc, desc_len, n, where, [&](const char *t, size_t bytes) {
-        if (bytes > cap - total) return OSCF_ERR_ARG;
-        std::memcpy(out + total, t, bytes);
-        total += bytes;
-        return OSCF_OK;
-    });
+    int rc = each_run(desc, desc_len, n, where,
+                      [&](const char *t, int64_t stride, size_t bytes, size_t count) -> int {
+                          if (bytes * count > cap - total) return OSCF_ERR_ARG;
+                          copy_pieces(out + total, static_cast<int64_t>(bytes),
+                                      reinterpret_cast<const uint8_t *>(t), stride, bytes, count);
+                          total += bytes * count;
+                          return OSCF_OK;
+                      });
     *out_len = rc == OSCF_OK ? total : 0;
     return rc;
 }

@@ -254,8 +254,9 @@ bool ompi_osc_fabric_small_pieces(struct ompi_datatype_t *dt, int count, size_t 
 bool ompi_osc_fabric_layout_wanted(struct ompi_datatype_t *origin_dt, int origin_count,
                                    struct ompi_datatype_t *target_dt, int target_count,
                                    ompi_osc_fabric_runs *runs);
-/* (base, count, dt) as an oscf_packer: a convertor that packs it (pack) or unpacks into
- * it, and holds the datatype until released. */
+/* (base, count, dt) as an oscf_packer that packs it (pack) or unpacks into it, and holds
+ * the datatype until released: the engine's stream over the datatype's runs
+ * (oscf_layout_packer), or a convertor where those runs are a few bytes each. */
 int ompi_osc_fabric_packer(struct ompi_datatype_t *dt, int count, const void *base, bool pack,
                            oscf_packer *out);
 /* The same for a datatype built from a value/index pair type whose value has `value`

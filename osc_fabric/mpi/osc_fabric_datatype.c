@@ -613,7 +613,8 @@ static void release_packer(void *arg)
     free(p);
 }
 
-int ompi_osc_fabric_packer(ompi_datatype_t *dt, int count, const void *base, bool pack, oscf_packer *out)
+/* The convertor's packer: for pack it packs, else it unpacks. */
+static int convertor_packer(ompi_datatype_t *dt, int count, const void *base, bool pack, oscf_packer *out)
 {
     origin_packer *p = malloc(sizeof(*p));
     if (NULL == p) return OMPI_ERR_OUT_OF_RESOURCE;
@@ -631,6 +632,70 @@ int ompi_osc_fabric_packer(ompi_datatype_t *dt, int count, const void *base, boo
     }
     *out = (oscf_packer){.pack = pack_next, .unpack = unpack_all, .release = release_packer, .arg = p};
     return OMPI_SUCCESS;
+}
+
+/* The origin's side walked as runs (the walk the target's side uses) and moved by the
+ * engine's stream (oscf_layout_packer), which copies a vector's pieces in one loop where
+ * a convertor steps through its description for each. */
+typedef struct walk_packer {
+    ompi_osc_fabric_walk walk; /* in place: the walk points into itself */
+    oscf_run_source runs;
+    oscf_packer stream;
+    ompi_datatype_t *dt; /* the walk reads its description */
+} walk_packer;
+
+static int walk_pack(void *arg, void *dst, size_t len)
+{
+    walk_packer *p = arg;
+    return p->stream.pack(p->stream.arg, dst, len);
+}
+
+static int walk_unpack(void *arg, const void *src, size_t len)
+{
+    walk_packer *p = arg;
+    return p->stream.unpack(p->stream.arg, src, len);
+}
+
+static void walk_release(void *arg)
+{
+    walk_packer *p = arg;
+    p->stream.release(p->stream.arg);
+    ompi_osc_fabric_walk_fini(&p->walk);
+    OBJ_RELEASE(p->dt);
+    free(p);
+}
+
+/* *taken false, and *out untouched, where the walk does not apply (an extent past 64
+ * bits) or the engine finds the runs too small to be worth it. */
+static int walk_packer_open(ompi_datatype_t *dt, int count, const void *base, oscf_packer *out, bool *taken)
+{
+    *taken = false;
+    walk_packer *p = malloc(sizeof(*p));
+    if (NULL == p) return OMPI_ERR_OUT_OF_RESOURCE;
+    if (OMPI_SUCCESS != ompi_osc_fabric_walk_init(dt, count, &p->walk, &p->runs)) {
+        free(p);
+        return OMPI_SUCCESS;
+    }
+    int took = 0;
+    int rc = ompi_osc_fabric_status(oscf_layout_packer((void *)base, &p->runs, &p->stream, &took));
+    if (OMPI_SUCCESS != rc || !took) {
+        ompi_osc_fabric_walk_fini(&p->walk);
+        free(p);
+        return rc;
+    }
+    p->dt = dt;
+    OBJ_RETAIN(p->dt);
+    *out = (oscf_packer){.pack = walk_pack, .unpack = walk_unpack, .release = walk_release, .arg = p};
+    *taken = true;
+    return OMPI_SUCCESS;
+}
+
+int ompi_osc_fabric_packer(ompi_datatype_t *dt, int count, const void *base, bool pack, oscf_packer *out)
+{
+    bool taken = false;
+    int rc = walk_packer_open(dt, count, base, out, &taken);
+    if (OMPI_SUCCESS != rc || taken) return rc;
+    return convertor_packer(dt, count, base, pack, out);
 }
 
 /* A value/index pair type's elements as the engine reduces them, whole C structs
@@ -839,12 +904,12 @@ int ompi_osc_fabric_copy_layout(const void *src, int scount, ompi_datatype_t *sd
     unsigned char *bounce = malloc(cap);
     if (NULL == bounce) return OMPI_ERR_OUT_OF_RESOURCE;
     oscf_packer in, out;
-    int rc = ompi_osc_fabric_packer(sdt, scount, src, true, &in);
+    int rc = convertor_packer(sdt, scount, src, true, &in);
     if (OMPI_SUCCESS != rc) {
         free(bounce);
         return rc;
     }
-    if (OMPI_SUCCESS == (rc = ompi_osc_fabric_packer(ddt, dcount, dst, false, &out))) {
+    if (OMPI_SUCCESS == (rc = convertor_packer(ddt, dcount, dst, false, &out))) {
         /* Until every byte has moved, whatever either convertor says about completion. */
         for (size_t done = 0; OMPI_SUCCESS == rc && done < total; done += cap) {
             const size_t len = total - done < cap ? total - done : cap;

@@ -1,4 +1,5 @@
-// copy_layout: the bytes of one layout moved straight into another, without a fabric.
+// copy_layout: the bytes of one layout moved straight into another; LayoutStream: one
+// layout packed into a stream or unpacked from it. Without a fabric.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "../../osc_fabric/engine/layout_copy.h"
 
 using oscf::copy_layout;
+using oscf::LayoutStream;
 
 namespace {
 
@@ -50,7 +52,7 @@ std::vector<int64_t> offsets_of(const std::vector<oscf_run> &runs) {
 // disjoint regions visited in random order, with empty runs between. Offsets count from
 // the middle of a buffer of `span` bytes.
 std::vector<oscf_run> random_layout(std::mt19937 &rng, size_t bytes, size_t *span) {
-    static const size_t kLens[] = {1, 3, 4, 8, 12, 16, 24, 64, 100, 4096};
+    static const size_t kLens[] = {1, 3, 4, 8, 12, 16, 24, 32, 64, 100, 4096};
     std::vector<oscf_run> runs;
     size_t left = bytes;
     while (left > 0) {
@@ -110,7 +112,7 @@ TEST_CASE("copy_layout moves every byte from one random layout into another, in 
 }
 
 TEST_CASE("copy_layout of two vectors with pieces of one size", "[layout_copy]") {
-    const size_t len = GENERATE(1, 4, 8, 16, 64, 1000);
+    const size_t len = GENERATE(1, 4, 8, 16, 32, 64, 1000);
     const size_t count = 257;
     ListSource src{{oscf_run{0, static_cast<int64_t>(2 * len), len, count}}};
     ListSource dst{
@@ -166,4 +168,94 @@ TEST_CASE("copy_layout refuses layouts of different sizes and reports a source's
         const oscf_run_source ss = src.source(), ds = dst.source();
         CHECK(copy_layout(to.data(), ds, from.data(), ss, &moved) == OSCF_ERR_NO_MEM);
     }
+}
+
+TEST_CASE("LayoutStream packs a random layout in order and unpacks it back, in any cuts", "[layout_copy]") {
+    std::mt19937 rng(GENERATE(range(1u, 41u)));
+    const size_t bytes = 1 + rng() % 20000;
+    size_t span = 0;
+    ListSource runs{random_layout(rng, bytes, &span), 1 + rng() % 7};
+    std::vector<uint8_t> mem(span);
+    for (uint8_t &b : mem) b = static_cast<uint8_t>(rng());
+    const int64_t mid = static_cast<int64_t>(span / 2);
+    const std::vector<int64_t> at = offsets_of(runs.runs);
+    REQUIRE(at.size() == bytes);
+    std::vector<uint8_t> want(bytes);
+    for (size_t i = 0; i < bytes; ++i) want[i] = mem[static_cast<size_t>(mid + at[i])];
+    // Cuts anywhere: inside a piece, across runs, one byte, many pieces.
+    auto cuts = [&] {
+        std::vector<size_t> out;
+        for (size_t done = 0; done < bytes;) {
+            const size_t n = std::min(bytes - done, rng() % 3 == 0 ? 1 + rng() % 7 : 1 + rng() % 3000);
+            out.push_back(n);
+            done += n;
+        }
+        return out;
+    };
+
+    const oscf_run_source src = runs.source();
+    std::vector<uint8_t> packed(bytes, 0);
+    {
+        LayoutStream stream(mem.data() + mid, src);
+        REQUIRE_FALSE(stream.fragmented());
+        size_t done = 0;
+        for (size_t n : cuts()) {
+            REQUIRE(stream.pack(packed.data() + done, n) == OSCF_OK);
+            done += n;
+        }
+        CHECK(stream.pack(packed.data(), 1) == OSCF_ERR_ARG);  // nothing left to pack
+    }
+    CHECK(packed == want);
+
+    // Unpacked into a fresh buffer: the pieces get the stream, the gaps stay.
+    std::vector<uint8_t> back(span, 0xEE), want_back(span, 0xEE);
+    for (size_t i = 0; i < bytes; ++i) want_back[static_cast<size_t>(mid + at[i])] = want[i];
+    runs.at = 0;
+    const oscf_run_source again = runs.source();
+    LayoutStream stream(back.data() + mid, again);
+    size_t done = 0;
+    for (size_t n : cuts()) {
+        REQUIRE(stream.unpack(packed.data() + done, n) == OSCF_OK);
+        done += n;
+    }
+    CHECK(back == want_back);
+}
+
+TEST_CASE("LayoutStream of a vector at each piece size", "[layout_copy]") {
+    const size_t len = GENERATE(1, 4, 8, 16, 32, 64, 1000);
+    const size_t count = 300;
+    ListSource runs{
+        {oscf_run{static_cast<int64_t>(3 * len * (count - 1)), -static_cast<int64_t>(3 * len), len, count}}};
+    std::vector<uint8_t> mem(3 * len * count);
+    for (size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<uint8_t>(i * 13 + 5);
+    std::vector<uint8_t> want;
+    for (size_t j = 0; j < count; ++j) {
+        const auto *piece = mem.data() + 3 * len * (count - 1 - j);
+        want.insert(want.end(), piece, piece + len);
+    }
+    const oscf_run_source src = runs.source();
+    LayoutStream stream(mem.data(), src);
+    std::vector<uint8_t> packed(len * count);
+    // Two cuts: one ends inside a piece unless pieces are a byte.
+    const size_t first = len * count / 3 + (len > 1 ? 1 : 0);
+    REQUIRE(stream.pack(packed.data(), first) == OSCF_OK);
+    REQUIRE(stream.pack(packed.data() + first, packed.size() - first) == OSCF_OK);
+    CHECK(packed == want);
+}
+
+TEST_CASE("LayoutStream says a layout of many tiny runs is fragmented and passes on a walk's failure",
+          "[layout_copy]") {
+    ListSource tiny;
+    for (int64_t j = 0; j < 1000; ++j) tiny.runs.push_back(oscf_run{j * 8, 0, 4, 1});
+    std::vector<uint8_t> mem(8000, 1), out(8000);
+    const oscf_run_source ts = tiny.source();
+    CHECK(LayoutStream(mem.data(), ts).fragmented());
+
+    ListSource failing{{oscf_run{0, 8, 8, 4}, oscf_run{64, 8, 8, 4}}, 1};
+    failing.fail = OSCF_ERR_NO_MEM;
+    failing.fail_after = 1;
+    const oscf_run_source fs = failing.source();
+    LayoutStream stream(mem.data(), fs);
+    CHECK_FALSE(stream.fragmented());
+    CHECK(stream.pack(out.data(), 64) == OSCF_ERR_NO_MEM);  // the second run never came
 }
