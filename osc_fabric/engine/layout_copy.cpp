@@ -18,7 +18,9 @@ void PieceCursor::next_run() {
         while (i_ < n_) {
             const oscf_run &r = batch_[i_++];
             if (r.len == 0 || r.count == 0) continue;
-            piece_ = base_ + r.offset;
+            // In integers: base_ is null for MPI_BOTTOM, offsets then absolute addresses.
+            piece_ = reinterpret_cast<uint8_t *>(reinterpret_cast<uintptr_t>(base_) +
+                                                 static_cast<uint64_t>(r.offset));
             pieces_ = r.count;
             len_ = r.len;
             stride_ = r.stride;

@@ -1,8 +1,9 @@
 /*
  * Derived datatypes on origin and target: vector, indexed and resized types for put,
  * get, accumulate and get_accumulate (built from one predefined type), checked element
- * by element, including the gaps that must stay untouched; and a signature mismatch,
- * which must be an error (MPI_ERR_ARG), not a partial transfer.
+ * by element, including the gaps that must stay untouched; an origin at MPI_BOTTOM
+ * described by absolute addresses; and a signature mismatch, which must be an error
+ * (MPI_ERR_ARG), not a partial transfer.
  */
 #include <mpi.h>
 #include <string.h>
@@ -95,6 +96,41 @@ int main(int argc, char **argv)
         CHECK(fetched[3 * k] == want, "get_accumulate element %d: %d, want %d", k, fetched[3 * k], want);
         CHECK(fetched[3 * k + 1] == -9 && fetched[3 * k + 2] == -9, "get_accumulate wrote a result gap");
     }
+
+    /* The origin at MPI_BOTTOM: the indexed layout again, as absolute addresses. A put
+     * of it, then a get of it back into another buffer the same way. */
+    MPI_Aint abs_disp[N / 3 + 1], abs_back[N / 3 + 1];
+    for (int b = 0; b < nb; b++) {
+        MPI_Get_address(&origin[disp[b]], &abs_disp[b]);
+        MPI_Get_address(&back[disp[b]], &abs_back[b]);
+    }
+    MPI_Datatype oabs, babs;
+    MPI_Type_create_hindexed(nb, blen, abs_disp, MPI_INT, &oabs);
+    MPI_Type_create_hindexed(nb, blen, abs_back, MPI_INT, &babs);
+    MPI_Type_commit(&oabs);
+    MPI_Type_commit(&babs);
+    MPI_Barrier(MPI_COMM_WORLD); /* every get_accumulate above has read my window */
+    for (int i = 0; i < WIN; i++) mem[i] = -1;
+    for (int i = 0; i < 5 * N; i++) back[i] = -7;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    CHECK_MPI(MPI_Put(MPI_BOTTOM, 1, oabs, right, 1, 1, tvec, win));
+    CHECK_MPI(MPI_Win_flush(right, win));
+    CHECK_MPI(MPI_Get(MPI_BOTTOM, 1, babs, right, 1, 1, tvec, win));
+    CHECK_MPI(MPI_Win_flush(right, win));
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    k = 0;
+    for (int b = 0; b < nb; b++)
+        for (int j = 0; j < blen[b]; j++, k++) {
+            CHECK(mem[1 + 2 * k] == left * 10000 + disp[b] + j, "MPI_BOTTOM put: target int %d is %d",
+                  1 + 2 * k, mem[1 + 2 * k]);
+            CHECK(back[disp[b] + j] == rank * 10000 + disp[b] + j, "MPI_BOTTOM get: element %d is %d", k,
+                  back[disp[b] + j]);
+        }
+    CHECK(back[disp[0] + blen[0]] == -7, "MPI_BOTTOM get wrote into an origin gap");
+    MPI_Type_free(&oabs);
+    MPI_Type_free(&babs);
 
     /* Signatures of different sizes: an error, and nothing moves. */
     MPI_Win_lock_all(0, win);
