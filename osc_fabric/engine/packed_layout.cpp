@@ -188,16 +188,6 @@ int each_run(const uint8_t *desc, size_t desc_len, uint32_t n, Where &&where, Ru
     return seen == n && reader.ok_padded() ? OSCF_OK : OSCF_ERR_ARG;
 }
 
-// each_run, one piece at a time: piece(at, len).
-template <class Where, class Piece>
-int each_piece(const uint8_t *desc, size_t desc_len, uint32_t n, Where &&where, Piece &&piece) {
-    return each_run(desc, desc_len, n, where, [&](char *at, int64_t stride, size_t len, size_t count) -> int {
-        for (size_t j = 0; j < count; ++j, at += stride)
-            if (int rc = piece(at, len); rc != OSCF_OK) return rc;
-        return OSCF_OK;
-    });
-}
-
 }  // namespace
 
 int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n, int64_t disp,
@@ -590,19 +580,25 @@ int oscf_win::scatter_pieces(const uint8_t *desc, size_t desc_len, uint32_t n, c
     }
     const size_t size = type_size(u.type);
     size_t fetched = 0;
-    int rc = each_piece(desc, desc_len, n, where, [&](char *t, size_t bytes) {
-        if (bytes % size || (!no_op && bytes > len) || (old && bytes > old->cap - fetched))
-            return OSCF_ERR_ARG;
-        char *prev = old ? reinterpret_cast<char *>(old->out + fetched) : nullptr;
-        apply_here(u.op, u.type, t, no_op ? nullptr : reinterpret_cast<const char *>(data), prev,
-                   bytes / size);
-        fetched += bytes;
-        if (!no_op) {
-            data += bytes;
-            len -= bytes;
-        }
-        return OSCF_OK;
-    });
+    // A run's pieces are all of one length: checked once, not piece by piece.
+    int rc =
+        each_run(desc, desc_len, n, where, [&](char *t, int64_t stride, size_t bytes, size_t count) -> int {
+            const size_t total = bytes * count;
+            if (bytes % size || (!no_op && total > len) || (old && total > old->cap - fetched))
+                return OSCF_ERR_ARG;
+            const size_t elements = bytes / size;
+            for (size_t j = 0; j < count; ++j, t += stride) {
+                char *prev = old ? reinterpret_cast<char *>(old->out + fetched) : nullptr;
+                apply_here(u.op, u.type, t, no_op ? nullptr : reinterpret_cast<const char *>(data), prev,
+                           elements);
+                fetched += bytes;
+                if (!no_op) {
+                    data += bytes;
+                    len -= bytes;
+                }
+            }
+            return OSCF_OK;
+        });
     if (rc == OSCF_OK && len != 0) rc = OSCF_ERR_ARG;
     if (old && rc == OSCF_OK) old->len = fetched;
     return rc;
