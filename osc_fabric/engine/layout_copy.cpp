@@ -1,7 +1,6 @@
 #include "layout_copy.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "piece_copy.h"
 

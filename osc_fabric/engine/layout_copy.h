@@ -1,7 +1,9 @@
 // Copies the bytes of one layout (oscf_run: count pieces of len bytes, stride apart)
 // into another, in order, with no buffer in between: an on-node derived-datatype put or
 // get to a peer whose memory we map is one pass over the data, where packing into a
-// bounce buffer and unpacking from it is two. Pure memory work, tested without a fabric
+// bounce buffer and unpacking from it is two. And packs one layout into a stream of
+// bytes or unpacks it from one (LayoutStream): the origin's side of such a put or get
+// over the network. Pure memory work, tested without a fabric
 // (test/engine/test_layout_copy.cpp).
 #pragma once
 
