@@ -7,6 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace oscf {
 
@@ -42,20 +45,78 @@ inline void move_bytes(uint8_t *d, const uint8_t *s, size_t n) {
     std::memmove(d, s, n);
 }
 
-// k pieces of len bytes, ss apart from s, to ds apart from d. A put to ourselves may
-// name overlapping memory on both sides, hence moves, not copies. From 64 bytes the
-// library's memmove (wider registers than this build may assume) moves a piece faster
-// than four 16-byte loads and stores (perf/README.md, "Measurements behind design
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define OSCF_PIECE_COPY_X86 1
+// Whole pieces in registers, each loaded before it is stored. (copy_fixed's byte array
+// leaves GCC storing every piece to the stack as well, a dead store.)
+template <size_t N>
+inline void copy_fixed_sse(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t k) {
+    static_assert(N == 16 || N == 32);
+    for (size_t i = 0; i < k; ++i, d += ds, s += ss) {
+        const __m128i *from = reinterpret_cast<const __m128i *>(s);
+        __m128i *to = reinterpret_cast<__m128i *>(d);
+        const __m128i v0 = _mm_loadu_si128(from);
+        if constexpr (N == 32) {
+            const __m128i v1 = _mm_loadu_si128(from + 1);
+            _mm_storeu_si128(to + 1, v1);
+        }
+        _mm_storeu_si128(to, v0);
+    }
+}
+
+// The same with 32-byte registers, for a CPU that has them (have_avx2): x86-64's
+// baseline stops at 16, and at 64 and 128 bytes two or four 16-byte moves lost to
+// the library's memmove where these win (perf/README.md, "Measurements behind design
 // choices").
+template <size_t N>
+__attribute__((target("avx2"))) void copy_fixed_avx2(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss,
+                                                     size_t k) {
+    static_assert(N == 32 || N == 64 || N == 128);
+    constexpr size_t L = N / 32;
+    for (size_t i = 0; i < k; ++i, d += ds, s += ss) {
+        const __m256i *from = reinterpret_cast<const __m256i *>(s);
+        __m256i *to = reinterpret_cast<__m256i *>(d);
+        const __m256i v0 = _mm256_loadu_si256(from);
+        const __m256i v1 = L > 1 ? _mm256_loadu_si256(from + 1) : v0;
+        const __m256i v2 = L > 2 ? _mm256_loadu_si256(from + 2) : v0;
+        const __m256i v3 = L > 2 ? _mm256_loadu_si256(from + 3) : v0;
+        _mm256_storeu_si256(to, v0);
+        if constexpr (L > 1) _mm256_storeu_si256(to + 1, v1);
+        if constexpr (L > 2) {
+            _mm256_storeu_si256(to + 2, v2);
+            _mm256_storeu_si256(to + 3, v3);
+        }
+    }
+}
+
+inline bool have_avx2() {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+#endif
+
+// k pieces of len bytes, ss apart from s, to ds apart from d. A put to ourselves may
+// name overlapping memory on both sides, hence moves, not copies (every fixed-size copy
+// loads a piece whole before storing it).
 inline void copy_pieces(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t len, size_t k) {
     switch (len) {
     case 4: return copy_fixed<4>(d, ds, s, ss, k);
     case 8: return copy_fixed<8>(d, ds, s, ss, k);
+#ifdef OSCF_PIECE_COPY_X86
+    case 16: return copy_fixed_sse<16>(d, ds, s, ss, k);
+    case 32: return have_avx2() ? copy_fixed_avx2<32>(d, ds, s, ss, k) : copy_fixed_sse<32>(d, ds, s, ss, k);
+    case 64:
+        if (have_avx2()) return copy_fixed_avx2<64>(d, ds, s, ss, k);
+        break;
+    case 128:
+        if (have_avx2()) return copy_fixed_avx2<128>(d, ds, s, ss, k);
+        break;
+#else
     case 16: return copy_fixed<16>(d, ds, s, ss, k);
     case 32: return copy_fixed<32>(d, ds, s, ss, k);
-    default:
-        for (size_t i = 0; i < k; ++i, d += ds, s += ss) std::memmove(d, s, len);
+#endif
     }
+    for (size_t i = 0; i < k; ++i, d += ds, s += ss) std::memmove(d, s, len);
 }
 
 }  // namespace oscf
