@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -115,7 +116,36 @@ TEST_CASE("copy_layout moves every byte from one random layout into another, in 
     CHECK(to == want);  // every byte in place, and nothing between the pieces touched
 }
 
-TEST_CASE("copy_pieces moves each piece whole, at every size it has its own loop for", "[layout_copy]") {
+namespace {
+
+// Every loop that moves pieces of len bytes: copy_pieces's choice for this CPU, and each
+// fixed-size loop it could choose on another (the AVX2 ones where this CPU has it).
+std::vector<std::function<void(uint8_t *, int64_t, const uint8_t *, int64_t, size_t)>> movers(size_t len) {
+    std::vector<std::function<void(uint8_t *, int64_t, const uint8_t *, int64_t, size_t)>> out{
+        [len](uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t k) {
+            copy_pieces(d, ds, s, ss, len, k);
+        }};
+    switch (len) {
+    case 4: out.emplace_back(oscf::copy_fixed<4>); break;
+    case 8: out.emplace_back(oscf::copy_fixed<8>); break;
+    case 16: out.emplace_back(oscf::copy_fixed<16>); break;
+    case 32: out.emplace_back(oscf::copy_fixed<32>); break;
+    }
+#ifdef OSCF_PIECE_COPY_X86
+    if (len == 16) out.emplace_back(oscf::copy_fixed_sse<16>);
+    if (len == 32) out.emplace_back(oscf::copy_fixed_sse<32>);
+    if (oscf::have_avx2()) {
+        if (len == 32) out.emplace_back(oscf::copy_fixed_avx2<32>);
+        if (len == 64) out.emplace_back(oscf::copy_fixed_avx2<64>);
+        if (len == 128) out.emplace_back(oscf::copy_fixed_avx2<128>);
+    }
+#endif
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("copy_pieces moves each piece whole, with every loop it has", "[layout_copy]") {
     // The sizes with their own loops, a size beside each, and both stride signs; the
     // pieces start off any alignment.
     const size_t len = GENERATE(1, 3, 4, 8, 12, 16, 31, 32, 48, 64, 65, 128, 200);
@@ -123,29 +153,32 @@ TEST_CASE("copy_pieces moves each piece whole, at every size it has its own loop
     const size_t count = 37, skew = 5;
     const int64_t ss = sign * static_cast<int64_t>(2 * len + 1),
                   ds = sign * static_cast<int64_t>(3 * len + 2);
-    std::vector<uint8_t> from(skew + (2 * len + 1) * count), to(skew + (3 * len + 2) * count, 0);
+    std::vector<uint8_t> from(skew + (2 * len + 1) * count);
     for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<uint8_t>(i * 11 + 3);
-    std::vector<uint8_t> want(to);
+    std::vector<uint8_t> want(skew + (3 * len + 2) * count, 0);
     const size_t s0 = sign > 0 ? skew : from.size() - 2 * len - 1,
-                 d0 = sign > 0 ? skew : to.size() - 3 * len - 2;
+                 d0 = sign > 0 ? skew : want.size() - 3 * len - 2;
     for (size_t j = 0; j < count; ++j)
         std::copy_n(from.begin() + static_cast<long>(s0) + ss * static_cast<long>(j), len,
                     want.begin() + static_cast<long>(d0) + ds * static_cast<long>(j));
-    copy_pieces(to.data() + d0, ds, from.data() + s0, ss, len, count);
-    CHECK(to == want);  // every piece in place, the gaps untouched
+    for (const auto &move : movers(len)) {
+        std::vector<uint8_t> to(want.size(), 0);
+        move(to.data() + d0, ds, from.data() + s0, ss, count);
+        CHECK(to == want);  // every piece in place, the gaps untouched
 
-    // A piece moved onto itself shifted by a few bytes (a put to ourselves whose
-    // buffers overlap): a move, as memmove's.
-    std::vector<uint8_t> mem(len + 16), moved;
-    for (size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<uint8_t>(i * 7 + 1);
-    moved = mem;
-    std::memmove(moved.data() + 3, moved.data(), len);
-    copy_pieces(mem.data() + 3, 0, mem.data(), 0, len, 1);
-    CHECK(mem == moved);
-    moved = mem;
-    std::memmove(moved.data(), moved.data() + 5, len);
-    copy_pieces(mem.data(), 0, mem.data() + 5, 0, len, 1);
-    CHECK(mem == moved);
+        // A piece moved onto itself shifted by a few bytes (a put to ourselves whose
+        // buffers overlap): a move, as memmove's.
+        std::vector<uint8_t> mem(len + 16), moved;
+        for (size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<uint8_t>(i * 7 + 1);
+        moved = mem;
+        std::memmove(moved.data() + 3, moved.data(), len);
+        move(mem.data() + 3, 0, mem.data(), 0, 1);
+        CHECK(mem == moved);
+        moved = mem;
+        std::memmove(moved.data(), moved.data() + 5, len);
+        move(mem.data(), 0, mem.data() + 5, 0, 1);
+        CHECK(mem == moved);
+    }
 }
 
 TEST_CASE("copy_layout of two vectors with pieces of one size", "[layout_copy]") {
