@@ -13,13 +13,19 @@
 
 namespace oscf {
 
-// k pieces of N bytes, ss apart from s, to ds apart from d.
+// k pieces of N bytes, ss apart from s, to ds apart from d. A piece is held whole in
+// registers (words of up to 16 bytes, which every target's vector unit or the compiler's
+// lowering handles) before it is stored: the two may overlap. A byte array here instead
+// left GCC storing every piece to the stack as well, a dead store.
 template <size_t N>
 inline void copy_fixed(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t k) {
+    constexpr size_t W = N < 16 ? N : 16, L = N / W;
+    static_assert(L * W == N);
+    typedef uint8_t Word __attribute__((vector_size(W)));
     for (size_t i = 0; i < k; ++i, d += ds, s += ss) {
-        uint8_t tmp[N];  // loaded whole before the store: the two may overlap
-        std::memcpy(tmp, s, N);
-        std::memcpy(d, tmp, N);
+        Word v[L];
+        for (size_t j = 0; j < L; ++j) std::memcpy(&v[j], s + j * W, W);
+        for (size_t j = 0; j < L; ++j) std::memcpy(d + j * W, &v[j], W);
     }
 }
 
@@ -47,27 +53,11 @@ inline void move_bytes(uint8_t *d, const uint8_t *s, size_t n) {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define OSCF_PIECE_COPY_X86 1
-// Whole pieces in registers, each loaded before it is stored. (copy_fixed's byte array
-// leaves GCC storing every piece to the stack as well, a dead store.)
-template <size_t N>
-inline void copy_fixed_sse(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t k) {
-    static_assert(N == 16 || N == 32);
-    for (size_t i = 0; i < k; ++i, d += ds, s += ss) {
-        const __m128i *from = reinterpret_cast<const __m128i *>(s);
-        __m128i *to = reinterpret_cast<__m128i *>(d);
-        const __m128i v0 = _mm_loadu_si128(from);
-        if constexpr (N == 32) {
-            const __m128i v1 = _mm_loadu_si128(from + 1);
-            _mm_storeu_si128(to + 1, v1);
-        }
-        _mm_storeu_si128(to, v0);
-    }
-}
-
-// The same with 32-byte registers, for a CPU that has them (have_avx2): x86-64's
+// copy_fixed with 32-byte registers, for a CPU that has them (have_avx2): x86-64's
 // baseline stops at 16. At 64 and 128 bytes these beat the library's memmove, which
 // 16-byte moves through a byte array had not (perf/README.md, "Measurements behind
-// design choices"); without AVX2 those sizes stay with memmove.
+// design choices"); without AVX2 those sizes stay with memmove. Intrinsics, because
+// GCC's generic tuning splits (or spills) 32-byte vector types outside them.
 template <size_t N>
 __attribute__((target("avx2"))) void copy_fixed_avx2(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss,
                                                      size_t k) {
@@ -102,9 +92,9 @@ inline void copy_pieces(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, si
     switch (len) {
     case 4: return copy_fixed<4>(d, ds, s, ss, k);
     case 8: return copy_fixed<8>(d, ds, s, ss, k);
+    case 16: return copy_fixed<16>(d, ds, s, ss, k);
 #ifdef OSCF_PIECE_COPY_X86
-    case 16: return copy_fixed_sse<16>(d, ds, s, ss, k);
-    case 32: return have_avx2() ? copy_fixed_avx2<32>(d, ds, s, ss, k) : copy_fixed_sse<32>(d, ds, s, ss, k);
+    case 32: return have_avx2() ? copy_fixed_avx2<32>(d, ds, s, ss, k) : copy_fixed<32>(d, ds, s, ss, k);
     case 64:
         if (have_avx2()) return copy_fixed_avx2<64>(d, ds, s, ss, k);
         break;
@@ -112,7 +102,6 @@ inline void copy_pieces(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, si
         if (have_avx2()) return copy_fixed_avx2<128>(d, ds, s, ss, k);
         break;
 #else
-    case 16: return copy_fixed<16>(d, ds, s, ss, k);
     case 32: return copy_fixed<32>(d, ds, s, ss, k);
 #endif
     }

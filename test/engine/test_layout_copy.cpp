@@ -132,8 +132,6 @@ std::vector<std::function<void(uint8_t *, int64_t, const uint8_t *, int64_t, siz
     case 32: out.emplace_back(oscf::copy_fixed<32>); break;
     }
 #ifdef OSCF_PIECE_COPY_X86
-    if (len == 16) out.emplace_back(oscf::copy_fixed_sse<16>);
-    if (len == 32) out.emplace_back(oscf::copy_fixed_sse<32>);
     if (oscf::have_avx2()) {
         if (len == 32) out.emplace_back(oscf::copy_fixed_avx2<32>);
         if (len == 64) out.emplace_back(oscf::copy_fixed_avx2<64>);
