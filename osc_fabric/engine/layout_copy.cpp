@@ -53,6 +53,13 @@ namespace {
 // behind design choices").
 constexpr size_t kMinRunBytes = 1024;
 
+// From this many bytes a copy's destination lines are written round the cache
+// (copy_pieces_uncached): past the cache, every line written was first read, and with
+// scattered pieces the prefetchers read the gaps too. Below it the lines written stay
+// cached for whoever reads them next, and the ordinary stores were as fast or faster
+// (perf/README.md, "Measurements behind design choices").
+constexpr size_t kUncachedCopyBytes = size_t{4} << 20;
+
 }  // namespace
 
 int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *src_base,
@@ -62,11 +69,12 @@ int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *sr
     PieceCursor to(dst_base, dst), from(const_cast<uint8_t *>(src_base), src);
     if (to.fragmented(kMinRunBytes) || from.fragmented(kMinRunBytes)) return OSCF_OK;
     *moved = true;
+    const auto move = dst.bytes >= kUncachedCopyBytes ? copy_pieces_uncached : copy_pieces;
     while (!to.done() && !from.done()) {
         const size_t k = std::min(to.whole_left(), from.whole_left());
         if (k > 0 && to.len() == from.len()) {
             // Whole pieces of one size on both sides: no bookkeeping per piece.
-            copy_pieces(to.at(), to.stride(), from.at(), from.stride(), to.len(), k);
+            move(to.at(), to.stride(), from.at(), from.stride(), to.len(), k);
             to.skip_pieces(k);
             from.skip_pieces(k);
             continue;
@@ -75,14 +83,14 @@ int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *sr
         // block, or out of one): the block is walked as if strided by the piece length.
         if (from.whole_left() > 0 && to.left() >= from.len()) {
             const size_t fit = std::min(from.whole_left(), to.left() / from.len());
-            copy_pieces(to.at(), static_cast<int64_t>(from.len()), from.at(), from.stride(), from.len(), fit);
+            move(to.at(), static_cast<int64_t>(from.len()), from.at(), from.stride(), from.len(), fit);
             to.consume(fit * from.len());
             from.skip_pieces(fit);
             continue;
         }
         if (to.whole_left() > 0 && from.left() >= to.len()) {
             const size_t fit = std::min(to.whole_left(), from.left() / to.len());
-            copy_pieces(to.at(), to.stride(), from.at(), static_cast<int64_t>(to.len()), to.len(), fit);
+            move(to.at(), to.stride(), from.at(), static_cast<int64_t>(to.len()), to.len(), fit);
             from.consume(fit * to.len());
             to.skip_pieces(fit);
             continue;

@@ -108,4 +108,64 @@ inline void copy_pieces(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, si
     for (size_t i = 0; i < k; ++i, d += ds, s += ss) std::memmove(d, s, len);
 }
 
+// Whether k pieces of len bytes at d (ds apart) and at s (ss apart) share a byte.
+inline bool pieces_overlap(const uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t len, size_t k) {
+    auto span = [&](const uint8_t *p, int64_t stride, uintptr_t *lo, uintptr_t *hi) {
+        const auto a = reinterpret_cast<uintptr_t>(p);
+        const auto last = a + static_cast<uintptr_t>(stride * static_cast<int64_t>(k - 1));
+        *lo = stride < 0 ? last : a;
+        *hi = (stride < 0 ? a : last) + len;
+    };
+    uintptr_t dlo, dhi, slo, shi;
+    span(d, ds, &dlo, &dhi);
+    span(s, ss, &slo, &shi);
+    return dlo < shi && slo < dhi;
+}
+
+#ifdef OSCF_PIECE_COPY_X86
+// copy_pieces with non-temporal stores, for pieces of whole cache lines (d, ds and len
+// multiples of 64) that do not overlap: they write the destination's lines without
+// first reading them into the cache. A copy of many scattered pieces larger than the
+// cache otherwise reads every line it writes and, through the prefetchers, lines of the
+// gaps around it too: far more traffic than a memcpy of the same bytes (perf/README.md,
+// "Measurements behind design choices"). Only whole lines: a line written partly this
+// way and partly by ordinary stores costs far more than either. The fence orders these
+// stores before whatever the caller stores next (a completion, a flag another process
+// reads).
+__attribute__((target("avx2"))) inline void stream_lines_avx2(uint8_t *d, int64_t ds, const uint8_t *s,
+                                                              int64_t ss, size_t len, size_t k) {
+    for (size_t i = 0; i < k; ++i, d += ds, s += ss)
+        for (size_t at = 0; at < len; at += 64) {
+            const __m256i *from = reinterpret_cast<const __m256i *>(s + at);
+            __m256i *to = reinterpret_cast<__m256i *>(d + at);
+            const __m256i v0 = _mm256_loadu_si256(from), v1 = _mm256_loadu_si256(from + 1);
+            _mm256_stream_si256(to, v0);
+            _mm256_stream_si256(to + 1, v1);
+        }
+    _mm_sfence();
+}
+#endif
+
+// Whether copy_pieces_uncached takes the cache's way round for these pieces: whole
+// lines at the destination (its start, stride and length multiples of 64 bytes), no
+// byte shared with the source, and a CPU with the stores for it.
+inline bool streams_lines(const uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t len, size_t k) {
+#ifdef OSCF_PIECE_COPY_X86
+    const bool lines = (reinterpret_cast<uintptr_t>(d) | static_cast<uint64_t>(ds) | len) % 64 == 0;
+    return lines && len > 0 && k > 0 && have_avx2() && !pieces_overlap(d, ds, s, ss, len, k);
+#else
+    (void)d, (void)ds, (void)s, (void)ss, (void)len, (void)k;
+    return false;
+#endif
+}
+
+// copy_pieces for a copy whose whole is larger than the cache (the caller knows the
+// whole): pieces of whole lines go round the cache (streams_lines).
+inline void copy_pieces_uncached(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t len, size_t k) {
+#ifdef OSCF_PIECE_COPY_X86
+    if (streams_lines(d, ds, s, ss, len, k)) return stream_lines_avx2(d, ds, s, ss, len, k);
+#endif
+    copy_pieces(d, ds, s, ss, len, k);
+}
+
 }  // namespace oscf

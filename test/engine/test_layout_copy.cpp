@@ -124,6 +124,9 @@ std::vector<std::function<void(uint8_t *, int64_t, const uint8_t *, int64_t, siz
     std::vector<std::function<void(uint8_t *, int64_t, const uint8_t *, int64_t, size_t)>> out{
         [len](uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t k) {
             copy_pieces(d, ds, s, ss, len, k);
+        },
+        [len](uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t k) {
+            oscf::copy_pieces_uncached(d, ds, s, ss, len, k);
         }};
     switch (len) {
     case 4: out.emplace_back(oscf::copy_fixed<4>); break;
@@ -177,6 +180,82 @@ TEST_CASE("copy_pieces moves each piece whole, with every loop it has", "[layout
         move(mem.data(), 0, mem.data() + 5, 0, 1);
         CHECK(mem == moved);
     }
+}
+
+// A buffer of n bytes whose data() is on a 64-byte line, filled with `fill`.
+struct LineBuffer {
+    std::vector<uint8_t> mem;
+    uint8_t *data;
+    LineBuffer(size_t n, uint8_t fill) : mem(n + 64, fill) {
+        data = mem.data() + (-reinterpret_cast<uintptr_t>(mem.data()) & 63);
+    }
+};
+
+TEST_CASE("copy_pieces_uncached streams pieces of whole lines and copies the others", "[layout_copy]") {
+    const size_t len = GENERATE(64, 128, 192, 4096);
+    const int64_t sign = GENERATE(1, -1);
+    const size_t count = 41;
+    // The destination on lines with a line-multiple stride; the source off any alignment.
+    const int64_t ds = sign * static_cast<int64_t>(len + 64), ss = sign * static_cast<int64_t>(2 * len + 5);
+    const size_t dspan = (len + 64) * count, sspan = (2 * len + 5) * count;
+    LineBuffer from(sspan, 0), want(dspan, 0xee);
+    for (size_t i = 0; i < sspan; ++i) from.data[i] = static_cast<uint8_t>(i * 13 + 7);
+    const size_t s0 = sign > 0 ? 0 : sspan - 2 * len - 5, d0 = sign > 0 ? 0 : dspan - len - 64;
+    for (size_t j = 0; j < count; ++j)
+        std::memcpy(want.data + d0 + ds * static_cast<int64_t>(j),
+                    from.data + s0 + ss * static_cast<int64_t>(j), len);
+
+    SECTION("whole lines: streamed where the CPU can") {
+        LineBuffer to(dspan, 0xee);
+#ifdef OSCF_PIECE_COPY_X86
+        CHECK(oscf::streams_lines(to.data + d0, ds, from.data + s0, ss, len, count) == oscf::have_avx2());
+#endif
+        oscf::copy_pieces_uncached(to.data + d0, ds, from.data + s0, ss, len, count);
+        CHECK(std::memcmp(to.data, want.data, dspan) == 0);  // every piece, and the gaps untouched
+    }
+    SECTION("a destination off its line, or pieces not whole lines: ordinary stores") {
+        CHECK_FALSE(oscf::streams_lines(want.data + d0 + 8, ds, from.data + s0, ss, len, count));
+        CHECK_FALSE(oscf::streams_lines(want.data + d0, ds + sign * 8, from.data + s0, ss, len, count));
+        CHECK_FALSE(oscf::streams_lines(want.data + d0, ds, from.data + s0, ss, len - 8, count));
+        LineBuffer to(dspan + 8, 0xee);
+        LineBuffer shifted(dspan + 8, 0xee);
+        std::memcpy(shifted.data + 8, want.data, dspan);
+        oscf::copy_pieces_uncached(to.data + 8 + d0, ds, from.data + s0, ss, len, count);
+        CHECK(std::memcmp(to.data, shifted.data, dspan + 8) == 0);
+    }
+    SECTION("pieces that share bytes with the source: moved, as copy_pieces does") {
+        // The source is the destination's own pieces a line on or a line back: each
+        // moves by a line, the copy running into bytes it has yet to read.
+        const int64_t shift = GENERATE(64, -64);
+        LineBuffer mem(dspan + 128, 0);
+        uint8_t *base = mem.data + 64;
+        for (size_t i = 0; i < dspan + 128; ++i) mem.data[i] = static_cast<uint8_t>(i * 5 + 1);
+        std::vector<uint8_t> expect(mem.data, mem.data + dspan + 128);
+        for (size_t j = 0; j < count; ++j) {
+            const int64_t at = 64 + static_cast<int64_t>(d0) + ds * static_cast<int64_t>(j);
+            std::memmove(expect.data() + at, expect.data() + at + shift, len);
+        }
+        CHECK_FALSE(oscf::streams_lines(base + d0, ds, base + d0 + shift, ds, len, count));
+        oscf::copy_pieces_uncached(base + d0, ds, base + d0 + shift, ds, len, count);
+        CHECK(std::memcmp(mem.data, expect.data(), dspan + 128) == 0);
+    }
+}
+
+TEST_CASE("copy_layout of more bytes than the cache holds, pieces of whole lines", "[layout_copy]") {
+    // Past copy_layout's threshold the pieces are streamed round the cache: every byte
+    // still lands in order, and the gaps keep theirs.
+    const size_t len = GENERATE(64, 256);
+    const size_t count = (size_t{5} << 20) / len;
+    ListSource src{{oscf_run{0, static_cast<int64_t>(2 * len), len, count}}};
+    ListSource dst{{oscf_run{0, static_cast<int64_t>(3 * len), len, count}}};
+    LineBuffer from(2 * len * count, 0), to(3 * len * count, 0x5a), want(3 * len * count, 0x5a);
+    for (size_t i = 0; i < 2 * len * count; ++i) from.data[i] = static_cast<uint8_t>(i * 7 + i / 4099);
+    for (size_t j = 0; j < count; ++j) std::memcpy(want.data + 3 * len * j, from.data + 2 * len * j, len);
+    const oscf_run_source ss = src.source(), ds = dst.source();
+    bool moved = false;
+    REQUIRE(copy_layout(to.data, ds, from.data, ss, &moved) == OSCF_OK);
+    REQUIRE(moved);
+    CHECK(std::memcmp(to.data, want.data, 3 * len * count) == 0);
 }
 
 TEST_CASE("copy_layout of two vectors with pieces of one size", "[layout_copy]") {
