@@ -90,7 +90,10 @@ static inline bool oscf_direct_copy(oscf_direct_view *v, int target, int64_t dis
     const oscf_direct_peer *p = oscf_direct_open(v, target);
     char *there = p ? oscf_direct_at(p, disp, offset, len) : NULL;
     if (NULL == there) return false;
-    __builtin_memmove(is_put ? there : origin, is_put ? origin : there, len);
+    if (len >= OSCF_UNCACHED_COPY_BYTES)
+        oscf_copy_bytes(is_put ? there : origin, is_put ? origin : there, len);
+    else
+        __builtin_memmove(is_put ? there : origin, is_put ? origin : there, len);
     v->rma++;
     v->bytes += len;
     return true;

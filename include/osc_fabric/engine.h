@@ -258,6 +258,15 @@ typedef struct oscf_run_source {
 /* oscf_win_put_packed with the runs from src, which is used before this returns. */
 int oscf_win_put_streamed(oscf_win *win, int target, const oscf_run_source *src, int64_t target_disp,
                           const oscf_packer *packer, const oscf_notify *notify);
+/* From this many bytes an on-node copy writes its destination's whole cache lines round
+ * the cache: past the cache, every line written is otherwise read first, and beside
+ * scattered pieces the prefetchers read the gaps too. Below it ordinary stores won as
+ * often as they lost, and leave the lines cached for whoever reads them next
+ * (perf/README.md, "Measurements behind design choices"). */
+#define OSCF_UNCACHED_COPY_BYTES ((size_t)4 << 20)
+/* n bytes from src to dst, as memmove: the direct road's copy of one block of
+ * OSCF_UNCACHED_COPY_BYTES or more. Needs no engine. */
+void oscf_copy_bytes(void *dst, const void *src, size_t n);
 /* Copies the bytes of src's pieces (offsets from src_base) into dst's (from dst_base),
  * in order, with no buffer in between: an on-node derived-datatype put or get to memory
  * we map (oscf_win_direct_span) in one pass. Needs no engine. *moved is 0, and nothing

@@ -9,6 +9,7 @@
 
 #include "atomic_types.h"
 #include "layout_copy.h"
+#include "piece_copy.h"
 #include "window.h"
 
 using namespace oscf;
@@ -318,6 +319,10 @@ int oscf_win_get_accumulate_packed(oscf_win *win, int target, const oscf_run *ru
     return with_window(__func__, win, [&](oscf_win &w, Guard &lk) {
         return w.get_accumulate_packed(lk, target, runs, n, type, op, disp, origin, *result, notify);
     });
+}
+
+void oscf_copy_bytes(void *dst, const void *src, size_t n) {
+    move_block(static_cast<uint8_t *>(dst), static_cast<const uint8_t *>(src), n);
 }
 
 int oscf_copy_layout(void *dst_base, const oscf_run_source *dst, const void *src_base,

@@ -53,13 +53,6 @@ namespace {
 // behind design choices").
 constexpr size_t kMinRunBytes = 1024;
 
-// From this many bytes a copy's destination lines are written round the cache
-// (copy_pieces_uncached): past the cache, every line written was first read, and with
-// scattered pieces the prefetchers read the gaps too. Below it the lines written stay
-// cached for whoever reads them next, and the ordinary stores were as fast or faster
-// (perf/README.md, "Measurements behind design choices").
-constexpr size_t kUncachedCopyBytes = size_t{4} << 20;
-
 }  // namespace
 
 int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *src_base,
@@ -69,7 +62,7 @@ int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *sr
     PieceCursor to(dst_base, dst), from(const_cast<uint8_t *>(src_base), src);
     if (to.fragmented(kMinRunBytes) || from.fragmented(kMinRunBytes)) return OSCF_OK;
     *moved = true;
-    const auto move = dst.bytes >= kUncachedCopyBytes ? copy_pieces_uncached : copy_pieces;
+    const auto move = dst.bytes >= OSCF_UNCACHED_COPY_BYTES ? copy_pieces_uncached : copy_pieces;
     while (!to.done() && !from.done()) {
         const size_t k = std::min(to.whole_left(), from.whole_left());
         if (k > 0 && to.len() == from.len()) {

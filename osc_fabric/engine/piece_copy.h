@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "osc_fabric/engine.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -157,6 +159,22 @@ inline bool streams_lines(const uint8_t *d, int64_t ds, const uint8_t *s, int64_
     (void)d, (void)ds, (void)s, (void)ss, (void)len, (void)k;
     return false;
 #endif
+}
+
+// n bytes, as memmove: when they do not overlap and are OSCF_UNCACHED_COPY_BYTES or more,
+// the destination's whole lines go round the cache and the partial ones at either end
+// take ordinary stores.
+inline void move_block(uint8_t *d, const uint8_t *s, size_t n) {
+#ifdef OSCF_PIECE_COPY_X86
+    if (n >= OSCF_UNCACHED_COPY_BYTES && have_avx2() && !pieces_overlap(d, 0, s, 0, n, 1)) {
+        const size_t head = -reinterpret_cast<uintptr_t>(d) & 63, lines = (n - head) / 64;
+        std::memcpy(d, s, head);
+        stream_lines_avx2(d + head, 64, s + head, 64, 64, lines);
+        std::memcpy(d + head + lines * 64, s + head + lines * 64, n - head - lines * 64);
+        return;
+    }
+#endif
+    std::memmove(d, s, n);
 }
 
 // copy_pieces for a copy whose whole is larger than the cache (the caller knows the

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "packed.h"
+#include "piece_copy.h"
 #include "window.h"
 
 using namespace oscf;
@@ -137,7 +138,8 @@ int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const 
     Peer &p = peer(target);
     int rc;
     if (target == rank_) {
-        std::memmove(write ? w.local : local, write ? local : w.local, len);
+        auto *wl = reinterpret_cast<uint8_t *>(w.local), *l = reinterpret_cast<uint8_t *>(local);
+        move_block(write ? wl : l, write ? l : wl, len);
         return OSCF_OK;
     }
     if (packed && packed->takes(len)) return packed->add(local, len, w.am_offset);

@@ -28,6 +28,7 @@
 #include <cstring>
 
 #include "atomic_types.h"
+#include "piece_copy.h"
 #include "window.h"
 
 using namespace oscf;
@@ -99,9 +100,9 @@ int oscf_win::direct_transfer_all(Guard &lk, Dir dir, int target, const oscf_seg
                                                            segs[i].target_offset);
         auto *local = static_cast<char *>(segs[i].origin);
         if (dir == Dir::write)
-            std::memmove(there, local, segs[i].len);
+            move_block(reinterpret_cast<uint8_t *>(there), reinterpret_cast<uint8_t *>(local), segs[i].len);
         else
-            std::memmove(local, there, segs[i].len);
+            move_block(reinterpret_cast<uint8_t *>(local), reinterpret_cast<uint8_t *>(there), segs[i].len);
         stats.direct_bytes += segs[i].len;
     }
     stats.direct_rma += n;

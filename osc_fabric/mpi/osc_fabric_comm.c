@@ -257,7 +257,8 @@ static int move(bool is_put, const void *origin_addr, int origin_count, struct o
                                                          a.segs[0].len, is_put, &where));
         if (OMPI_SUCCESS != rc || NULL != where) {
             if (NULL != where) {
-                memmove(is_put ? where : a.segs[0].origin, is_put ? a.segs[0].origin : where, a.segs[0].len);
+                oscf_copy_bytes(is_put ? where : a.segs[0].origin, is_put ? a.segs[0].origin : where,
+                                a.segs[0].len);
             }
             return rc;
         }

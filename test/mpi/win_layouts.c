@@ -2,8 +2,9 @@
  * win_layouts: puts and gets whose target datatype has a shape the layout walk must
  * follow exactly (nested loops, negative strides and lower bounds, structs with holes,
  * pair types, contiguous loops, a vector large enough for the rendezvous, tiles of an
- * indexed type, long blocks with small gaps), each rank to its right neighbour inside a
- * fence epoch. Over the network the target's layout travels as runs built from Open
+ * indexed type, long blocks with small gaps, and a vector of whole cache lines and a
+ * block each larger than the cache, which on one node are written round it), each rank
+ * to its right neighbour inside a fence epoch. Over the network the target's layout travels as runs built from Open
  * MPI's description of the datatype (mpi/osc_fabric_datatype.c); on one node it is a
  * datatype copy (ompi_osc_fabric_copy_layout). Either way
  * every byte of the target window must equal what MPI_Unpack of the same bytes with
@@ -21,7 +22,7 @@
 
 #include "check.h"
 
-enum { WIN_BYTES = 4 << 20, FILL = 0xEE, AT = 96 /* where the plain bytes go */ };
+enum { WIN_BYTES = 16 << 20, FILL = 0xEE, AT = 96 /* where the plain bytes go */ };
 
 typedef struct {
     const char *name;
@@ -102,6 +103,13 @@ static int make_shapes(shape *s)
     MPI_Type_free(&inner);
     s[n++] = (shape){"two blocks of a resized vector", t, 2, 0};
 
+    /* Past OSCF_UNCACHED_COPY_BYTES (engine.h): 64-byte pieces three lines apart, on the
+     * window's lines, and a block starting and ending off a line. */
+    MPI_Type_vector(5 << 14, 16, 48, MPI_INT, &t);
+    s[n++] = (shape){"vector of lines past the cache", t, 1, 0};
+    MPI_Type_contiguous((5 << 20) + 3, MPI_BYTE, &t);
+    s[n++] = (shape){"block past the cache", t, 1, 5};
+
     for (int i = 0; i < n; i++) MPI_Type_commit(&s[i].type);
     return n;
 }
@@ -116,7 +124,10 @@ int main(int argc, char **argv)
     MPI_Win win;
     MPI_Win_allocate(WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-    unsigned char *data = malloc(WIN_BYTES), *want = malloc(WIN_BYTES), *back = malloc(WIN_BYTES);
+    /* On cache lines, as the window is, so that gets into them can be written round the
+     * cache too. */
+    unsigned char *data = aligned_alloc(64, WIN_BYTES), *want = aligned_alloc(64, WIN_BYTES),
+                  *back = aligned_alloc(64, WIN_BYTES);
     CHECK(data && want && back, "out of memory");
 
     shape shapes[16];
