@@ -62,7 +62,13 @@ int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *sr
     PieceCursor to(dst_base, dst), from(const_cast<uint8_t *>(src_base), src);
     if (to.fragmented(kMinRunBytes) || from.fragmented(kMinRunBytes)) return OSCF_OK;
     *moved = true;
-    const auto move = dst.bytes >= OSCF_UNCACHED_COPY_BYTES ? copy_pieces_uncached : copy_pieces;
+    const bool uncached = dst.bytes >= OSCF_UNCACHED_COPY_BYTES;
+    auto move = [uncached](uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t len, size_t k) {
+        if (uncached)
+            copy_pieces_uncached(d, ds, s, ss, len, k);
+        else
+            copy_pieces(d, ds, s, ss, len, k);
+    };
     while (!to.done() && !from.done()) {
         const size_t k = std::min(to.whole_left(), from.whole_left());
         if (k > 0 && to.len() == from.len()) {

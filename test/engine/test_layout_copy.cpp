@@ -244,9 +244,9 @@ TEST_CASE("copy_pieces_uncached streams pieces of whole lines and copies the oth
 TEST_CASE("move_block moves a block past the cache at any alignment, as memmove", "[layout_copy]") {
     // Past OSCF_UNCACHED_COPY_BYTES the whole lines go round the cache and the partial
     // ones at either end take ordinary stores; overlapping blocks are moved as memmove.
-    const size_t n = OSCF_UNCACHED_COPY_BYTES + GENERATE(size_t{0}, 1, 63, 65);
-    const size_t d_off = GENERATE(0, 1, 33, 63);
-    const int64_t shift = GENERATE(int64_t{1} << 22, 64, -64, 5, -5);  // far apart, or overlapping
+    const size_t n = OSCF_UNCACHED_COPY_BYTES + GENERATE(size_t{0}, 63);
+    const size_t d_off = GENERATE(0, 33);
+    const int64_t shift = GENERATE(int64_t{1} << 22, 64, -64, -5);  // far apart, or overlapping
     LineBuffer mem(2 * n + 8192, 0);
     for (size_t i = 0; i < 2 * n + 8192; ++i) mem.data[i] = static_cast<uint8_t>(i * 13 + i / 4099);
     std::vector<uint8_t> want(mem.data, mem.data + 2 * n + 8192);
