@@ -48,10 +48,14 @@ public:
     void clear();
 
 private:
-    // Kept up to this size; a larger copy is freed when done.
-    static constexpr size_t kCopyKeepMax = size_t{4} << 20;
-    // Slots kept: one more than the chunks a target reads ahead.
-    static constexpr size_t kSlotsKept = kChunksAheadMax + 1;
+    // Kept up to this size; a larger copy is freed when done. A fresh copy or slot costs a
+    // page fault a page, as much as packing into it: a 4 MiB put over tcp ran at half the
+    // speed of a 1 MiB one while its slots were fresh (perf/README.md, "Measurements behind
+    // design choices"). Only the pages a call wrote stay resident.
+    static constexpr size_t kCopyKeepMax = size_t{16} << 20;
+    // Slots kept: a streamed put's origin packs every chunk before the first is answered,
+    // so a put of kCopyKeepMax holds this many at once.
+    static constexpr size_t kSlotsKept = kCopyKeepMax / kRendezvousChunk;
     // Chunk buffers kept: a few origins' at once.
     static constexpr size_t kChunkBuffersKept = 4;
 
