@@ -263,7 +263,7 @@ int oscf_win::put_streamed(Guard &lk, int target, const oscf_run_source &src, in
         stats.layout_bytes += src.bytes;
         RunCursor cursor(src, delta);
         rc = rendezvous_cut(p, Rendezvous::put, cursor, src.bytes, kWireUnknown, hold.pass_on(), nullptr,
-                            scope, Update{});
+                            scope, Update{}, &lk);
     }
     return finish(lk, scope, rc);
 }

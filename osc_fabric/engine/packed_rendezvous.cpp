@@ -106,6 +106,15 @@ public:
         return new Answer(*this, answered_.size() - 1);
     }
 
+    // A streamed put's slots still held: its chunks' but those answered in order and
+    // given back, which this gives back first.
+    size_t slots_held() {
+        for (; recycled_ < in_order_; ++recycled_) pool_.give_back(std::move(blocks_[recycled_]), true);
+        return blocks_.size() - recycled_;
+    }
+    // A chunk's answer said it failed: the operation has failed.
+    int failure() const { return failure_; }
+
 private:
     // One chunk's answer: tells the operation which chunk it was.
     class Answer final : public Completion {
@@ -124,6 +133,7 @@ private:
     };
 
     void answered(size_t index, int status) {
+        if (status != OSCF_OK && failure_ == OSCF_OK) failure_ = status;
         if (status == OSCF_OK) {
             answered_[index] = true;
             while (in_order_ < answered_.size() && answered_[in_order_]) ++in_order_;
@@ -143,7 +153,9 @@ private:
     std::vector<Staging> blocks_;  // each chunk's runs, then its bytes
     size_t slot_ = 0;              // a slot's bytes; 0: one block
     std::vector<bool> answered_;   // per chunk
-    size_t in_order_ = 0;          // chunks answered, every one before them too
+    size_t recycled_ = 0;          // slots given back: those of the chunks before this
+    int failure_ = OSCF_OK;
+    size_t in_order_ = 0;  // chunks answered, every one before them too
 };
 
 // The target's side of one chunk, until the origin is answered:
@@ -297,7 +309,8 @@ int oscf_win::rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t 
 }
 
 int oscf_win::rendezvous_cut(Peer &p, Rendezvous kind, RunCursor &cursor, size_t bytes, size_t wire,
-                             const oscf_packer &pk, const oscf_packer *origin, OpScope &scope, Update u) {
+                             const oscf_packer &pk, const oscf_packer *origin, OpScope &scope, Update u,
+                             Guard *lk) {
     const bool put = kind == Rendezvous::put, get = kind == Rendezvous::get;
     const oscf_packer *packs = put ? &pk : get ? nullptr : origin;  // the bytes we send, if any
     // Each chunk is its runs, then the origin's bytes, together at most kRendezvousChunk
@@ -320,7 +333,13 @@ int oscf_win::rendezvous_cut(Peer &p, Rendezvous kind, RunCursor &cursor, size_t
     for (size_t pos = 0, k = 0; !rc && !cursor.done(); ++k) {
         if (slots) {
             pos = k * kRendezvousChunkMax;
-            if ((rc = op->open_slot(*this))) break;
+            // However large the put, its slots stay few and are the pool's kept ones: a
+            // fresh slot costs a page fault a page, as much as packing into it.
+            if (lk && op->slots_held() >= kSlotsInFlight && (rc = progress().wait_until(*lk, [op] {
+                    return op->slots_held() < kSlotsInFlight || op->failure();
+                })))
+                break;
+            if ((rc = op->failure()) || (rc = op->open_slot(*this))) break;
         }
         const size_t room = rest + kRunsAlign <= kRendezvousChunkMax - kRendezvousChunk / 16
                                 ? kRendezvousChunkMax

@@ -27,6 +27,10 @@ struct Staging {
 
 // Put chunks a target reads ahead per origin (kAmChunkFollows): each holds a chunk buffer.
 constexpr size_t kChunksAheadMax = 3;
+// Slots one streamed put holds at once (packed_rendezvous.cpp): those the target reads
+// ahead and the one it places, the one being packed, and as many again, so the origin
+// packs ahead while answers travel.
+constexpr size_t kSlotsInFlight = 2 * (kChunksAheadMax + 2);
 
 class StagingPool {
 public:
@@ -53,9 +57,8 @@ private:
     // speed of a 1 MiB one while its slots were fresh (perf/README.md, "Measurements behind
     // design choices"). Only the pages a call wrote stay resident.
     static constexpr size_t kCopyKeepMax = size_t{16} << 20;
-    // Slots kept: a streamed put's origin packs every chunk before the first is answered,
-    // so a put of kCopyKeepMax holds this many at once.
-    static constexpr size_t kSlotsKept = kCopyKeepMax / kRendezvousChunk;
+    // Slots kept: those of a few streamed puts in flight at once (to several targets).
+    static constexpr size_t kSlotsKept = 3 * kSlotsInFlight;
     // Chunk buffers kept: a few origins' at once.
     static constexpr size_t kChunkBuffersKept = 4;
 

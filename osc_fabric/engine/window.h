@@ -432,10 +432,12 @@ private:
                    Update u);
     // The same with the runs from cursor. A put whose runs come as it is cut
     // (oscf_run_source, put_streamed) has wire kWireUnknown: each chunk then takes a
-    // registered slot of its own (StagingPool::take_slot).
+    // registered slot of its own (StagingPool::take_slot), and with lk the put holds at
+    // most kSlotsInFlight at once, waiting for answers to reuse them.
     static constexpr size_t kWireUnknown = SIZE_MAX;
     int rendezvous_cut(Peer &p, Rendezvous kind, oscf::RunCursor &cursor, size_t bytes, size_t wire,
-                       const oscf_packer &pk, const oscf_packer *origin, oscf::OpScope &scope, Update u);
+                       const oscf_packer &pk, const oscf_packer *origin, oscf::OpScope &scope, Update u,
+                       Guard *lk = nullptr);
     // count elements at origin (nullptr for NO_OP), to w, by the rendezvous of a one-run
     // layout; with result, the old values go there.
     int accumulate_rendezvous(Peer &p, const char *origin, char *result, size_t count, oscf_type type,
