@@ -153,9 +153,9 @@ private:
     std::vector<Staging> blocks_;  // each chunk's runs, then its bytes
     size_t slot_ = 0;              // a slot's bytes; 0: one block
     std::vector<bool> answered_;   // per chunk
+    size_t in_order_ = 0;          // chunks answered, every one before them too
     size_t recycled_ = 0;          // slots given back: those of the chunks before this
-    int failure_ = OSCF_OK;
-    size_t in_order_ = 0;  // chunks answered, every one before them too
+    int failure_ = OSCF_OK;        // the first answer's failure
 };
 
 // The target's side of one chunk, until the origin is answered:
