@@ -53,18 +53,12 @@ namespace {
 // behind design choices").
 constexpr size_t kMinRunBytes = 1024;
 
-}  // namespace
-
-int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *src_base,
-                const oscf_run_source &src, bool *moved) {
-    *moved = false;
-    if (dst.bytes != src.bytes) return OSCF_ERR_ARG;
-    PieceCursor to(dst_base, dst), from(const_cast<uint8_t *>(src_base), src);
-    if (to.fragmented(kMinRunBytes) || from.fragmented(kMinRunBytes)) return OSCF_OK;
-    *moved = true;
-    const bool uncached = dst.bytes >= OSCF_UNCACHED_COPY_BYTES;
-    auto move = [uncached](uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t len, size_t k) {
-        if (uncached)
+// Every piece from `from` into `to`, with the stores copy_pieces or, past the cache,
+// copy_pieces_uncached makes: one loop for each, chosen once per call.
+template <bool kUncached>
+void copy_all(PieceCursor &to, PieceCursor &from) {
+    auto move = [](uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss, size_t len, size_t k) {
+        if constexpr (kUncached)
             copy_pieces_uncached(d, ds, s, ss, len, k);
         else
             copy_pieces(d, ds, s, ss, len, k);
@@ -99,6 +93,21 @@ int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *sr
         to.consume(n);
         from.consume(n);
     }
+}
+
+}  // namespace
+
+int copy_layout(uint8_t *dst_base, const oscf_run_source &dst, const uint8_t *src_base,
+                const oscf_run_source &src, bool *moved) {
+    *moved = false;
+    if (dst.bytes != src.bytes) return OSCF_ERR_ARG;
+    PieceCursor to(dst_base, dst), from(const_cast<uint8_t *>(src_base), src);
+    if (to.fragmented(kMinRunBytes) || from.fragmented(kMinRunBytes)) return OSCF_OK;
+    *moved = true;
+    if (dst.bytes >= OSCF_UNCACHED_COPY_BYTES)
+        copy_all<true>(to, from);
+    else
+        copy_all<false>(to, from);
     if (to.status() != OSCF_OK) return to.status();
     if (from.status() != OSCF_OK) return from.status();
     // Equal totals end together; a source that lied about its bytes does not.
