@@ -53,9 +53,9 @@ public:
 
 private:
     // Kept up to this size; a larger copy is freed when done. A fresh copy or slot costs a
-    // page fault a page, as much as packing into it: a 4 MiB put over tcp ran at half the
-    // speed of a 1 MiB one while its slots were fresh (perf/README.md, "Measurements behind
-    // design choices"). Only the pages a call wrote stay resident.
+    // page fault a page, as much as packing into it (perf/README.md, "Measurements behind
+    // design choices", has what fresh slots cost large puts). Only the pages a call wrote
+    // stay resident.
     static constexpr size_t kCopyKeepMax = size_t{16} << 20;
     // Slots kept: those of a few streamed puts in flight at once (to several targets).
     static constexpr size_t kSlotsKept = 3 * kSlotsInFlight;
