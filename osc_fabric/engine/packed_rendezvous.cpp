@@ -106,9 +106,9 @@ public:
         return new Answer(*this, answered_.size() - 1);
     }
 
-    // A streamed put's slots still held: its chunks' but those answered in order and
-    // given back, which this gives back first.
-    size_t slots_held() {
+    // Gives back the slots of a streamed put's chunks answered in order (those before
+    // them too); returns how many it still holds.
+    size_t give_back_answered() {
         for (; recycled_ < in_order_; ++recycled_) pool_.give_back(std::move(blocks_[recycled_]), true);
         return blocks_.size() - recycled_;
     }
@@ -335,9 +335,8 @@ int oscf_win::rendezvous_cut(Peer &p, Rendezvous kind, RunCursor &cursor, size_t
             pos = k * kRendezvousChunkMax;
             // However large the put, its slots stay few and are the pool's kept ones: a
             // fresh slot costs a page fault a page, as much as packing into it.
-            if (lk && op->slots_held() >= kSlotsInFlight && (rc = progress().wait_until(*lk, [op] {
-                    return op->slots_held() < kSlotsInFlight || op->failure();
-                })))
+            if (lk && (rc = progress().wait_until(
+                           *lk, [op] { return op->give_back_answered() < kSlotsInFlight || op->failure(); })))
                 break;
             if ((rc = op->failure()) || (rc = op->open_slot(*this))) break;
         }

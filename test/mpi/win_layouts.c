@@ -4,9 +4,10 @@
  * pair types, contiguous loops, a vector large enough for the rendezvous, tiles of an
  * indexed type, long blocks with small gaps, and a vector of whole cache lines and a
  * block each larger than the cache, which on one node are written round it), each rank
- * to its right neighbour inside a fence epoch. Over the network the target's layout travels as runs built from Open
- * MPI's description of the datatype (mpi/osc_fabric_datatype.c); on one node it is a
- * datatype copy (ompi_osc_fabric_copy_layout). Either way
+ * to its right neighbour inside a fence epoch. Over the network the target's layout
+ * travels as runs built from Open MPI's description of the datatype
+ * (mpi/osc_fabric_datatype.c); on one node it is a datatype copy
+ * (ompi_osc_fabric_copy_layout). Either way
  * every byte of the target window must equal what MPI_Unpack of the same bytes with
  * the same datatype gives (gaps untouched), and a get with the datatype must bring back
  * exactly the bytes put.
