@@ -60,12 +60,26 @@ inline void move_bytes(uint8_t *d, const uint8_t *s, size_t n) {
 // 16-byte moves through a byte array had not (perf/README.md, "Measurements behind
 // design choices"); without AVX2 those sizes stay with memmove. Intrinsics, because
 // GCC's generic tuning splits (or spills) 32-byte vector types outside them.
+//
+// Each piece also asks for the lines of the piece kPrefetchPieces ahead on both sides.
+// Pieces a stride apart, one or two lines each, are too sparse for the hardware's
+// prefetchers to run ahead of, so every piece waited on its lines: 128-byte pieces
+// moved slower than 64-byte ones (perf/README.md, "Measurements behind design
+// choices"). A prefetch never faults, so those past the last piece are harmless; the
+// addresses are integers so that no pointer leaves its object.
+constexpr int64_t kPrefetchPieces = 8;
 template <size_t N>
 __attribute__((target("avx2"))) void copy_fixed_avx2(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss,
                                                      size_t k) {
     static_assert(N == 32 || N == 64 || N == 128);
     constexpr size_t L = N / 32;
     for (size_t i = 0; i < k; ++i, d += ds, s += ss) {
+        const uintptr_t s_ahead = reinterpret_cast<uintptr_t>(s) + kPrefetchPieces * ss;
+        const uintptr_t d_ahead = reinterpret_cast<uintptr_t>(d) + kPrefetchPieces * ds;
+        for (size_t line = 0; line < N; line += 64) {
+            __builtin_prefetch(reinterpret_cast<const void *>(s_ahead + line), 0, 3);
+            __builtin_prefetch(reinterpret_cast<const void *>(d_ahead + line), 1, 3);
+        }
         const __m256i *from = reinterpret_cast<const __m256i *>(s);
         __m256i *to = reinterpret_cast<__m256i *>(d);
         const __m256i v0 = _mm256_loadu_si256(from);
