@@ -67,7 +67,7 @@ inline void move_bytes(uint8_t *d, const uint8_t *s, size_t n) {
 // moved slower than 64-byte ones (perf/README.md, "Measurements behind design
 // choices"). A prefetch never faults, so those past the last piece are harmless; the
 // addresses are integers so that no pointer leaves its object.
-constexpr int64_t kPrefetchPieces = 8;
+constexpr int64_t kPrefetchPieces = 16;
 template <size_t N>
 __attribute__((target("avx2"))) void copy_fixed_avx2(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss,
                                                      size_t k) {
@@ -145,12 +145,16 @@ inline bool pieces_overlap(const uint8_t *d, int64_t ds, const uint8_t *s, int64
 // cache otherwise reads every line it writes and, through the prefetchers, lines of the
 // gaps around it too: far more traffic than a memcpy of the same bytes (perf/README.md,
 // "Measurements behind design choices"). Only whole lines: a line written partly this
-// way and partly by ordinary stores costs far more than either. The fence orders these
-// stores before whatever the caller stores next (a completion, a flag another process
-// reads).
+// way and partly by ordinary stores costs far more than either. The source is asked for
+// kPrefetchPieces ahead, as in copy_fixed_avx2, and marked as read once. The fence
+// orders these stores before whatever the caller stores next (a completion, a flag
+// another process reads).
 __attribute__((target("avx2"))) inline void stream_lines_avx2(uint8_t *d, int64_t ds, const uint8_t *s,
                                                               int64_t ss, size_t len, size_t k) {
-    for (size_t i = 0; i < k; ++i, d += ds, s += ss)
+    for (size_t i = 0; i < k; ++i, d += ds, s += ss) {
+        const uintptr_t s_ahead = reinterpret_cast<uintptr_t>(s) + kPrefetchPieces * ss;
+        for (size_t at = 0; at < len; at += 64)
+            __builtin_prefetch(reinterpret_cast<const void *>(s_ahead + at), 0, 0);
         for (size_t at = 0; at < len; at += 64) {
             const __m256i *from = reinterpret_cast<const __m256i *>(s + at);
             __m256i *to = reinterpret_cast<__m256i *>(d + at);
@@ -158,6 +162,7 @@ __attribute__((target("avx2"))) inline void stream_lines_avx2(uint8_t *d, int64_
             _mm256_stream_si256(to, v0);
             _mm256_stream_si256(to + 1, v1);
         }
+    }
     _mm_sfence();
 }
 #endif
