@@ -6,7 +6,10 @@
 
 namespace oscf {
 
-PieceCursor::PieceCursor(uint8_t *base, const oscf_run_source &source) : base_(base), source_(&source) {
+PieceCursor::PieceCursor(uint8_t *base, const oscf_run_source &source) : base_(base), batches_(source) {
+    n_ = batches_.fetch(batch_.data(), batch_.size());
+    first_runs_ = n_;
+    for (size_t k = 0; k < n_; ++k) first_bytes_ += batch_[k].len * batch_[k].count;
     next_run();
 }
 
@@ -25,25 +28,12 @@ void PieceCursor::next_run() {
             stride_ = r.stride;
             return;
         }
-        if (!refill()) {
+        i_ = 0;
+        if ((n_ = batches_.fetch(batch_.data(), batch_.size())) == 0) {
             pieces_ = 0;
             return;
         }
     }
-}
-
-bool PieceCursor::refill() {
-    if (!source_) return false;
-    const long got = source_->next(source_->arg, batch_.data(), batch_.size());
-    if (got < 0) status_ = static_cast<int>(got);
-    n_ = got > 0 ? std::min(static_cast<size_t>(got), batch_.size()) : 0;
-    i_ = 0;
-    if (first_runs_ == 0) {
-        first_runs_ = n_;
-        for (size_t k = 0; k < n_; ++k) first_bytes_ += batch_[k].len * batch_[k].count;
-    }
-    if (got <= 0) source_ = nullptr;
-    return n_ > 0;
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "osc_fabric/engine.h"
+#include "run_batches.h"
 
 namespace oscf {
 
@@ -26,7 +27,7 @@ public:
 
     bool done() const { return pieces_ == 0; }
     // The source's failure, which also ended the pieces; OSCF_OK otherwise.
-    int status() const { return status_; }
+    int status() const { return batches_.status(); }
     // Only while !done().
     uint8_t *at() const { return piece_ + byte_; }
     size_t left() const { return len_ - byte_; }
@@ -55,15 +56,13 @@ public:
 
 private:
     void next_run();
-    bool refill();
     // Runs fetched at a time: enough that a fetch costs little, few enough to stay in
     // cache and on the stack.
     static constexpr size_t kBatch = 256;
 
     uint8_t *base_;
-    const oscf_run_source *source_;
+    RunBatches batches_;
     std::array<oscf_run, kBatch> batch_;
-    int status_ = OSCF_OK;
     size_t n_ = 0, i_ = 0;  // runs in the batch, the next one to take
     // The current run: its current piece, the pieces left (with that one), their length
     // and stride, and the bytes of the current piece consumed.

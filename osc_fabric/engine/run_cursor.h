@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "am_proto.h"
+#include "run_batches.h"
 #include "run_codec.h"
 #include "osc_fabric/engine.h"
 
@@ -33,7 +34,7 @@ public:
     // The runs a batch at a time from a source (engine.h, oscf_run_source), fetched as
     // the cut reaches the end of the last batch.
     RunCursor(const oscf_run_source &source, uint64_t delta, size_t unit = 1)
-        : source_(&source), batch_(kSourceBatch), delta_(delta), unit_(unit) {
+        : batches_(source), batch_(kSourceBatch), delta_(delta), unit_(unit) {
         skip_empty();
     }
     // A copy's runs_ would point into the original's batch.
@@ -42,7 +43,7 @@ public:
 
     bool done() const { return i_ == n_; }
     // A source's failure, which also ended the runs (done()); OSCF_OK otherwise.
-    int status() const { return status_; }
+    int status() const { return batches_.status(); }
 
     // What one message may carry: runs (their wire form, run_codec.h) up to desc bytes,
     // their pieces' bytes up to data, and both together up to total.
@@ -117,26 +118,18 @@ private:
     void skip_empty() {
         for (;;) {
             while (i_ < n_ && (runs_[i_].len == 0 || runs_[i_].count == 0)) ++i_;
-            if (i_ < n_ || !source_ || !refill()) return;
+            if (i_ < n_ || !batches_.open()) return;
+            runs_ = batch_.data();
+            n_ = batches_.fetch(batch_.data(), batch_.size());
+            i_ = 0;
         }
-    }
-    // The source's next batch; false at its end or on its failure.
-    bool refill() {
-        const long got = source_->next(source_->arg, batch_.data(), batch_.size());
-        if (got < 0) status_ = static_cast<int>(got);
-        runs_ = batch_.data();
-        n_ = got > 0 ? std::min(static_cast<size_t>(got), batch_.size()) : 0;
-        i_ = 0;
-        if (got <= 0) source_ = nullptr;
-        return n_ > 0;
     }
     // Runs fetched from a source at a time: enough that a fetch costs little against the
     // runs' cut, few enough to stay in cache between the walk that writes them and the cut.
     static constexpr size_t kSourceBatch = 1024;
 
-    const oscf_run_source *source_ = nullptr;
+    RunBatches batches_;  // none for a list of runs
     std::vector<oscf_run> batch_;
-    int status_ = OSCF_OK;
     const oscf_run *runs_ = nullptr;
     size_t n_ = 0;
     uint64_t delta_;
