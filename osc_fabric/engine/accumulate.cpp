@@ -269,7 +269,7 @@ int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, ui
     if (h.opcode == kAmBatch) return serve_batch(h, payload, len);
     if (h.opcode == kAmFlush) return len == 0 ? OSCF_OK : OSCF_ERR_ARG;  // arrival is the point
     if (h.opcode == kAmLockShared || h.opcode == kAmLockExclusive)
-        return len == 0 ? grant_lock(h.opcode == kAmLockExclusive) : OSCF_ERR_ARG;
+        return len == 0 ? grant_lock(h.opcode == kAmLockExclusive, h.origin_rank) : OSCF_ERR_ARG;
     if (h.opcode == kAmGather) return serve_gather(h, payload, len, old_out, old_len);
     if (h.opcode == kAmScatter) return serve_scatter(h, payload, len, old_out, old_len);
     if (h.opcode == kAmGatherRuns) return serve_gather_runs(h, payload, len, old_out, old_len);
@@ -293,7 +293,7 @@ int oscf_win::serve_am(const AmHeader &h, const uint8_t *payload, size_t len, ui
         return OSCF_ERR_ARG;
     }
     // A one-shot epoch's request (implicit_epoch.cpp) holds our lock word while it applies.
-    int rc = take_implicit_hold(h.flags);
+    int rc = take_implicit_hold(h.flags, h.origin_rank);
     if (rc) return rc;
     char *old = fetch ? reinterpret_cast<char *>(old_out) : nullptr;
     if (h.opcode == kAmCompareSwap)

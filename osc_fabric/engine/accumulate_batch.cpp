@@ -88,7 +88,7 @@ int oscf_win::send_batches() {
 int oscf_win::serve_batch(const AmHeader &h, const uint8_t *payload, size_t len) {
     // The origin's lock request travels here: held (with the batch) until granted.
     if (h.flags & (kAmTakeShared | kAmTakeExclusive)) {
-        int rc = grant_lock((h.flags & kAmTakeExclusive) != 0);
+        int rc = grant_lock((h.flags & kAmTakeExclusive) != 0, h.origin_rank);
         if (rc != OSCF_OK) return rc;
     }
     const int status = apply_batch(h, payload, len);

@@ -31,6 +31,10 @@
 // release ends that batch (kAmReleaseShared/Exclusive): one message each way for the
 // whole epoch, where a separate release costs both sides another system call on
 // tcp;ofi_rxm. An exclusive lock still enters the gate (below) first, and waits for it.
+// Writers come first: while an exclusive request is held at the target, shared requests
+// are held behind it, and so are the target's own shared locks on itself (grant_lock).
+// Readers whose holds overlap would otherwise keep the word from ever being free. On-node
+// peers that take the word with CPU atomics are not queued; they back off as before.
 //
 // Locks held together are taken in call order: a lock is not asked for before every
 // lock this process asked for earlier is granted, so programs that lock in one global
@@ -65,6 +69,7 @@
 //
 #include <rdma/fi_atomic.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "atomic_types.h"
@@ -211,8 +216,10 @@ int oscf_win::acquire(Guard &lk, Peer &p, Hold hold) {
             const int prc = progress().serve_locked();
             if (prc < 0) return prc;
         }
+        // A writer waiting at our own word (grant_lock) keeps our shared holds out too.
+        const bool writer_first = hold == Hold::shared && is_self(p) && !writers_waiting_.empty();
         bool taken = false;
-        int rc = try_hold(lk, p, hold, &taken);
+        int rc = writer_first ? OSCF_OK : try_hold(lk, p, hold, &taken);
         if (rc) return rc;
         if (taken) {
             if (waited) count_lock_wait(start);
@@ -357,20 +364,33 @@ void oscf_win::drop_hold(bool exclusive) {
     drop_own(exclusive ? Hold::exclusive : Hold::shared);
 }
 
-int oscf_win::grant_lock(bool exclusive) {
-    return take_own(exclusive ? Hold::exclusive : Hold::shared) ? OSCF_OK : kAmDeferred;
+// Writers first: while an exclusive request waits here, shared requests wait behind it.
+// Granting each shared request as it came let readers whose holds overlapped keep the
+// word from ever reaching 0, and a writer waited for as long as they kept polling
+// (win_lock_writer: more processes than cores, over tcp).
+int oscf_win::grant_lock(bool exclusive, uint32_t origin) {
+    if (exclusive) return writer_takes(origin, take_own(Hold::exclusive)) ? OSCF_OK : kAmDeferred;
+    return writers_waiting_.empty() && take_own(Hold::shared) ? OSCF_OK : kAmDeferred;
+}
+
+// Notes whether origin's exclusive request is still waiting (grant_lock); returns taken.
+bool oscf_win::writer_takes(uint32_t origin, bool taken) {
+    auto it = std::find(writers_waiting_.begin(), writers_waiting_.end(), origin);
+    if (taken && it != writers_waiting_.end()) writers_waiting_.erase(it);
+    if (!taken && it == writers_waiting_.end()) writers_waiting_.push_back(origin);
+    return taken;
 }
 
 // A one-shot epoch's request from an origin whose lock word updates travel as messages
 // (implicit_epoch.cpp): lock, operation and release in one, served here. The holds are
 // those of lock(): the gate first (only at rank 0, kAmImplicitGate), then our word. Both
 // are taken and dropped inside one handler, under the engine lock.
-int oscf_win::take_implicit_hold(uint8_t flags) {
+int oscf_win::take_implicit_hold(uint8_t flags, uint32_t origin) {
     if (!(flags & kAmImplicitEpoch)) return OSCF_OK;
     const bool gate = (flags & kAmImplicitGate) != 0;
     if (gate && rank_ != 0) return OSCF_ERR_ARG;
     if (gate && !take_own(Hold::gate_exclusive)) return kAmDeferred;  // a lock_all epoch has it
-    if (take_own(Hold::exclusive)) return OSCF_OK;
+    if (writer_takes(origin, take_own(Hold::exclusive))) return OSCF_OK;
     if (gate) drop_own(Hold::gate_exclusive);
     return kAmDeferred;
 }

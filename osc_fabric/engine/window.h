@@ -276,11 +276,14 @@ private:
     int take_lock(Guard &lk, Peer &p, bool exclusive);
     int await_grant(Guard &lk, Peer &p);
     void count_lock_wait(std::chrono::steady_clock::time_point since);  // MPI_T: lock_wait_ns
-    int grant_lock(bool exclusive);  // target side of kAmLockShared and kAmLockExclusive
+    // Target side of kAmLockShared and kAmLockExclusive (and a batch's kAmTake*) from
+    // origin: OSCF_OK, or kAmDeferred to hold the request until it can be granted.
+    int grant_lock(bool exclusive, uint32_t origin);
+    bool writer_takes(uint32_t origin, bool taken);
     // Target side of a one-shot epoch's request (kAmImplicitEpoch): our lock word taken
     // exclusively (and the gate, kAmImplicitGate) for the request's duration, or
     // kAmDeferred while someone holds them.
-    int take_implicit_hold(uint8_t flags);
+    int take_implicit_hold(uint8_t flags, uint32_t origin);
     void drop_implicit_hold(uint8_t flags);
     int serve_state_word(const oscf::AmHeader &h, const uint8_t *payload, size_t len, char *t,
                          uint8_t *old_out, size_t *old_len);
@@ -616,6 +619,8 @@ private:
     LockWords held_words_{};        // note_held: the words held requests failed against,
     bool held_noted_ = false;       // if any did since the last retry,
     bool held_mixed_ = false;       // and whether they failed against different ones
+    // Origins whose exclusive requests are held here: shared ones wait behind them.
+    std::vector<uint32_t> writers_waiting_;
     bool lock_all_ = false;
     bool lock_all_gated_ = false;  // this lock_all epoch holds the gate (not NOCHECK)
 
