@@ -48,7 +48,8 @@ int main(int argc, char **argv)
             CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
             CHECK_MPI(MPI_Get(seen, 2, MPI_LONG, 0, 0, 2, MPI_LONG, win));
             CHECK_MPI(MPI_Win_flush(0, win));
-            CHECK(seen[0] == seen[1], "writer %d, epoch %d: counters %ld and %ld differ", rank, i, seen[0], seen[1]);
+            CHECK(seen[0] == seen[1], "writer %d, epoch %d: counters %ld and %ld differ", rank, i, seen[0],
+                  seen[1]);
             next = seen[0] + 1;
             CHECK_MPI(MPI_Put(&next, 1, MPI_LONG, 0, 0, 1, MPI_LONG, win));
             CHECK_MPI(MPI_Win_flush(0, win));
@@ -71,13 +72,14 @@ int main(int argc, char **argv)
             if (!CHECK(seen[0] == seen[1], "reader %d: counters %ld and %ld differ under a shared lock", rank,
                        seen[0], seen[1]))
                 break;
-            if (!CHECK(seen[0] >= last && seen[0] <= total, "reader %d: counter went from %ld to %ld (at most %ld)",
-                       rank, last, seen[0], total))
+            if (!CHECK(seen[0] >= last && seen[0] <= total,
+                       "reader %d: counter went from %ld to %ld (at most %ld)", rank, last, seen[0], total))
                 break;
             last = seen[0];
             if (last == total) break;
             if (!CHECK(MPI_Wtime() - start < DEADLINE,
-                       "reader %d: the writers' exclusive locks got nowhere in %.0f s of shared rounds (%ld of %ld "
+                       "reader %d: the writers' exclusive locks got nowhere in %.0f s of shared rounds (%ld "
+                       "of %ld "
                        "writes, %ld rounds)",
                        rank, DEADLINE, last, total, rounds))
                 break;
@@ -89,7 +91,8 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
         CHECK_MPI(MPI_Get(end, 2, MPI_LONG, 0, 0, 2, MPI_LONG, win));
         CHECK_MPI(MPI_Win_unlock(0, win));
-        CHECK(end[0] == total && end[1] == total, "counters end at %ld and %ld, not %ld", end[0], end[1], total);
+        CHECK(end[0] == total && end[1] == total, "counters end at %ld and %ld, not %ld", end[0], end[1],
+              total);
     }
     CHECK_MPI(MPI_Win_free(&win));
     return check_finish();
