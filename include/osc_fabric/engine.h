@@ -242,9 +242,10 @@ int oscf_win_put_packed(oscf_win *win, int target, const oscf_run *runs, size_t 
                         const oscf_packer *packer, const oscf_notify *notify);
 int oscf_win_get_packed(oscf_win *win, int target, const oscf_run *runs, size_t n, int64_t target_disp,
                         const oscf_packer *packer, const oscf_notify *notify);
-/* A put's target layout handed over a batch of runs at a time, in order: a datatype of
- * many thousand pieces is walked as the put is cut into chunks, so the first chunk
- * leaves before the last runs exist, and the runs are cut while still in the cache.
+/* A put's or get's target layout handed over a batch of runs at a time, in order: a
+ * datatype of many thousand pieces is walked as the call is cut into chunks, so the
+ * first chunk leaves before the last runs exist, the runs are cut while still in the
+ * cache, and no array of them all is built.
  * lo and hi: the first byte any piece touches and the byte after the last (the
  * datatype's true extent); bytes: all the pieces' bytes. */
 typedef struct oscf_run_source {
@@ -255,8 +256,11 @@ typedef struct oscf_run_source {
     int64_t lo, hi;
     size_t bytes;
 } oscf_run_source;
-/* oscf_win_put_packed with the runs from src, which is used before this returns. */
+/* oscf_win_put_packed and oscf_win_get_packed with the runs from src, which is used
+ * before these return. */
 int oscf_win_put_streamed(oscf_win *win, int target, const oscf_run_source *src, int64_t target_disp,
+                          const oscf_packer *packer, const oscf_notify *notify);
+int oscf_win_get_streamed(oscf_win *win, int target, const oscf_run_source *src, int64_t target_disp,
                           const oscf_packer *packer, const oscf_notify *notify);
 /* From this many bytes an on-node copy writes its destination's whole cache lines round
  * the cache: past the cache, every line written is otherwise read first, and beside

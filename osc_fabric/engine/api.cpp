@@ -95,6 +95,17 @@ int with_packer(const char *fn, oscf_win *win, const oscf_run *runs, size_t n, c
     return with_window(fn, win, f);
 }
 
+// put_streamed and get_streamed: the same, with the runs from a source.
+template <class F>
+int with_source(const char *fn, oscf_win *win, const oscf_run_source *src, const oscf_packer *pk, bool put,
+                F &&f) noexcept {
+    if (pk && (!src || !src->next)) {
+        if (pk->release) pk->release(pk->arg);
+        return OSCF_ERR_ARG;
+    }
+    return with_packer(fn, win, nullptr, 0, pk, put, f);
+}
+
 // Adds every counter of `more` to `total`: oscf_win_stats is counters only.
 void add_stats(oscf_win_stats &total, const oscf_win_stats &more) {
     static_assert(sizeof(oscf_win_stats) % sizeof(uint64_t) == 0,
@@ -279,12 +290,15 @@ int oscf_win_put_packed(oscf_win *win, int target, const oscf_run *runs, size_t 
 
 int oscf_win_put_streamed(oscf_win *win, int target, const oscf_run_source *src, int64_t disp,
                           const oscf_packer *pk, const oscf_notify *notify) {
-    if (pk && (!src || !src->next)) {
-        if (pk->release) pk->release(pk->arg);
-        return OSCF_ERR_ARG;
-    }
-    return with_packer(__func__, win, nullptr, 0, pk, true, [&](oscf_win &w, Guard &lk) {
+    return with_source(__func__, win, src, pk, true, [&](oscf_win &w, Guard &lk) {
         return w.put_streamed(lk, target, *src, disp, *pk, notify);
+    });
+}
+
+int oscf_win_get_streamed(oscf_win *win, int target, const oscf_run_source *src, int64_t disp,
+                          const oscf_packer *pk, const oscf_notify *notify) {
+    return with_source(__func__, win, src, pk, false, [&](oscf_win &w, Guard &lk) {
+        return w.get_streamed(lk, target, *src, disp, *pk, notify);
     });
 }
 

@@ -227,20 +227,26 @@ int oscf_win::transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *ru
     return finish(lk, scope, rc);
 }
 
-// A put whose target runs come from src a batch at a time (engine.h). A large put to a
-// peer reached by messages cuts them into its rendezvous as they come; anything else
-// takes them all first and goes transfer_packed's way, as does a dynamic window, whose
-// layout layout_delta may have to check run by run.
-int oscf_win::put_streamed(Guard &lk, int target, const oscf_run_source &src, int64_t disp,
-                           const oscf_packer &pk, const oscf_notify *notify) {
+// A put or get whose target runs come from src a batch at a time (engine.h). A large one
+// to a peer reached by messages cuts them into its rendezvous as they come: a get's
+// runs then never lie in one long array, whose fresh pages cost the origin a page fault
+// each, more than cutting them (perf/README.md, "Measurements behind design choices").
+// Anything else takes them all first and goes transfer_packed's way, as does a dynamic
+// window, whose layout layout_delta may have to check run by run.
+int oscf_win::transfer_streamed(Guard &lk, Dir dir, int target, const oscf_run_source &src, int64_t disp,
+                                const oscf_packer &pk, const oscf_notify *notify) {
     PackerRelease hold(pk);
-    int rc = check_operation(target, notify, "put");
+    const bool put = dir == Dir::write;
+    const char *what = put ? "put" : "get";
+    int rc = check_operation(target, notify, what);
     if (rc) return rc;
     Peer &p = peer(target);
-    // A peer reached by cross-memory attach streams too: how large its pieces are is
-    // known only once they are all walked, and draining them first costs more than
-    // that road would save (perf/README.md, "Measurements behind design choices").
-    if (src.bytes < kRendezvousMin || target == rank_ || direct_memory(p) || flavor_ == OSCF_FLAVOR_DYNAMIC) {
+    // A put to a peer reached by cross-memory attach streams too: how large its pieces
+    // are is known only once they are all walked, and draining them first costs more than
+    // that road would save (perf/README.md, "Measurements behind design choices"). A
+    // get's pieces go that road as transfer_packed decides.
+    if (src.bytes < kRendezvousMin || target == rank_ || direct_memory(p) || flavor_ == OSCF_FLAVOR_DYNAMIC ||
+        (!put && cross_memory(p))) {
         constexpr size_t kBatch = 1024;
         std::vector<oscf_run> runs;
         for (long got = 1; got > 0;) {
@@ -250,20 +256,19 @@ int oscf_win::put_streamed(Guard &lk, int target, const oscf_run_source &src, in
             if (got < 0) return static_cast<int>(got);
             runs.resize(have + std::min(static_cast<size_t>(got), kBatch));
         }
-        return transfer_packed(lk, Dir::write, target, runs.data(), runs.size(), disp, hold.pass_on(),
-                               notify);
+        return transfer_packed(lk, dir, target, runs.data(), runs.size(), disp, hold.pass_on(), notify);
     }
     if (src.hi < src.lo || src.bytes > SIZE_MAX / 2)
-        return usage_error(OSCF_ERR_RMA_RANGE, "put: the target datatype's layout overflows");
-    OpScope scope(progress().aborts(), p.streamed_ops, notify);
-    rc = begin_access(lk, target, "put");
+        return usage_error(OSCF_ERR_RMA_RANGE, "%s: the target datatype's layout overflows", what);
+    OpScope scope(progress().aborts(), put ? p.streamed_ops : p.ops, notify);
+    rc = begin_access(lk, target, what);
     uint64_t delta = 0;
-    if (!rc) rc = layout_delta(lk, target, disp, nullptr, 0, src.lo, src.hi, "put", &delta);
+    if (!rc) rc = layout_delta(lk, target, disp, nullptr, 0, src.lo, src.hi, what, &delta);
     if (!rc) {
         stats.layout_bytes += src.bytes;
         RunCursor cursor(src, delta);
-        rc = rendezvous_cut(p, Rendezvous::put, cursor, src.bytes, kWireUnknown, hold.pass_on(), nullptr,
-                            scope, Update{}, &lk);
+        rc = rendezvous_cut(p, put ? Rendezvous::put : Rendezvous::get, cursor, src.bytes, kWireUnknown,
+                            hold.pass_on(), nullptr, scope, Update{}, &lk);
     }
     return finish(lk, scope, rc);
 }

@@ -77,7 +77,7 @@ int pack_serving(const oscf_packer &pk, uint8_t *dst, size_t len, Progress *serv
 // as soon as they and every chunk before them are answered, while the target still
 // writes the later ones: the origin would otherwise unpack them all after the last.
 // The copy is one block sized ahead (open), or where the runs' size is not known ahead
-// (put_streamed) a slot per chunk (open_slot): chunk k at k * kRendezvousChunkMax.
+// (a streamed put) a slot per chunk (open_slot): chunk k at k * kRendezvousChunkMax.
 class oscf_win::RendezvousOrigin final : public PackedParts {
 public:
     RendezvousOrigin(oscf_win &win, bool get, const oscf_packer &pk, Completion *next)
@@ -323,7 +323,7 @@ int oscf_win::rendezvous_cut(Peer &p, Rendezvous kind, RunCursor &cursor, size_t
     RunList sub;
     const bool slots = wire == kWireUnknown && put;
     const size_t bound =
-        slots ? 0 : RunCursor::shared_bound(wire, bytes, type_size(u.type), kRendezvousChunk);
+        slots || get ? 0 : RunCursor::shared_bound(wire, bytes, type_size(u.type), kRendezvousChunk);
     const size_t staged = slots ? kRendezvousChunkMax : put ? bound : get ? bytes : bound + bytes;
     auto *op = new RendezvousOrigin(*this, !put, pk, scope.context());
     scope.on_post();

@@ -95,8 +95,15 @@ struct oscf_win {
                    const oscf_notify *notify) {
         return transfer_packed(lk, Dir::read, target, runs, n, disp, pk, notify);
     }
+    // The same with the target's runs from src, a batch at a time.
     int put_streamed(Guard &lk, int target, const oscf_run_source &src, int64_t disp, const oscf_packer &pk,
-                     const oscf_notify *notify);
+                     const oscf_notify *notify) {
+        return transfer_streamed(lk, Dir::write, target, src, disp, pk, notify);
+    }
+    int get_streamed(Guard &lk, int target, const oscf_run_source &src, int64_t disp, const oscf_packer &pk,
+                     const oscf_notify *notify) {
+        return transfer_streamed(lk, Dir::read, target, src, disp, pk, notify);
+    }
     bool engine_applies(int target, oscf_type type) const;  // oscf_win_engine_applies; any target
     int accumulate_packed(Guard &lk, int target, const oscf_run *runs, size_t n, oscf_type type, oscf_op op,
                           int64_t disp, const oscf_packer &pk, const oscf_notify *notify) {
@@ -389,6 +396,8 @@ private:
     // packed_layout.cpp: puts and gets described by the target's layout as runs.
     int transfer_packed(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n, int64_t disp,
                         const oscf_packer &pk, const oscf_notify *notify);
+    int transfer_streamed(Guard &lk, Dir dir, int target, const oscf_run_source &src, int64_t disp,
+                          const oscf_packer &pk, const oscf_notify *notify);
     int layout_delta(Guard &lk, int target, int64_t disp, const oscf_run *runs, size_t n, int64_t lo,
                      int64_t hi, const char *what, uint64_t *delta);
     int staged_transfer(Guard &lk, Dir dir, int target, const oscf_run *runs, size_t n, int64_t disp,
@@ -433,10 +442,11 @@ private:
     int rendezvous(Peer &p, Rendezvous kind, const oscf_run *runs, size_t n, size_t bytes, size_t wire,
                    uint64_t delta, const oscf_packer &pk, const oscf_packer *origin, oscf::OpScope &scope,
                    Update u);
-    // The same with the runs from cursor. A put whose runs come as it is cut
-    // (oscf_run_source, put_streamed) has wire kWireUnknown: each chunk then takes a
-    // registered slot of its own (StagingPool::take_slot), and with lk the put holds at
-    // most kSlotsInFlight at once, waiting for answers to reuse them.
+    // The same with the runs from cursor. Runs that come as the call is cut
+    // (oscf_run_source, transfer_streamed) have wire kWireUnknown: a put's chunks then
+    // take a registered slot each (StagingPool::take_slot), and with lk the put holds at
+    // most kSlotsInFlight at once, waiting for answers to reuse them; a get's copy holds
+    // its bytes only, so it needs no wire size.
     static constexpr size_t kWireUnknown = SIZE_MAX;
     int rendezvous_cut(Peer &p, Rendezvous kind, oscf::RunCursor &cursor, size_t bytes, size_t wire,
                        const oscf_packer &pk, const oscf_packer *origin, oscf::OpScope &scope, Update u,

@@ -240,9 +240,9 @@ typedef struct ompi_osc_fabric_walk {
 int ompi_osc_fabric_walk_init(struct ompi_datatype_t *dt, int count, ompi_osc_fabric_walk *w,
                               oscf_run_source *src);
 void ompi_osc_fabric_walk_fini(ompi_osc_fabric_walk *w);
-/* True when a put of (target_dt, target_count) other than one block at the target has
+/* True when a put or get of (target_dt, target_count) other than one block at the target has
  * pieces small enough on either side for the layout form (ompi_osc_fabric_layout_wanted's
- * test), found without walking the whole layout: such a put streams its runs. */
+ * test), found without walking the whole layout: such a call streams its runs. */
 bool ompi_osc_fabric_stream_wanted(struct ompi_datatype_t *origin_dt, int origin_count,
                                    struct ompi_datatype_t *target_dt, int target_count);
 /* Whether (dt, count)'s pieces are at most max bytes on average: walks only as far as

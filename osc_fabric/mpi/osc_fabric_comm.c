@@ -150,7 +150,7 @@ typedef struct packed_args {
     const void *origin;
     int origin_count;
     ompi_datatype_t *origin_dt;
-    int target_count; /* a streamed put's: its runs are walked as the engine cuts them */
+    int target_count; /* a streamed call's: its runs are walked as the engine cuts them */
     ompi_datatype_t *target_dt;
 } packed_args;
 
@@ -166,8 +166,9 @@ static int run_packed(void *arg, const oscf_notify *notify)
     return ompi_osc_fabric_status(rc);
 }
 
-/* A large put's target runs, walked a batch at a time as the engine cuts them into
- * chunks (oscf_win_put_streamed): none built before the first chunk leaves. */
+/* A large put's or get's target runs, walked a batch at a time as the engine cuts them
+ * into chunks (oscf_win_put_streamed, oscf_win_get_streamed): none built before the
+ * first chunk leaves, and no array of them all. */
 static int run_streamed(void *arg, const oscf_notify *notify)
 {
     const packed_args *a = arg;
@@ -176,16 +177,17 @@ static int run_streamed(void *arg, const oscf_notify *notify)
     int rc = ompi_osc_fabric_walk_init(a->target_dt, a->target_count, &w, &src);
     if (OMPI_SUCCESS != rc) {
         opal_output_verbose(1, mca_osc_fabric_component.output,
-                            "osc/fabric: put to %d: %d of the target datatype span more bytes than an "
+                            "osc/fabric: %s %d: %d of the target datatype span more bytes than an "
                             "address holds",
-                            a->target, a->target_count);
+                            a->is_put ? "put to" : "get from", a->target, a->target_count);
         return OMPI_ERR_RMA_RANGE;
     }
     oscf_packer pk;
-    rc = ompi_osc_fabric_packer(a->origin_dt, a->origin_count, a->origin, true, &pk);
+    rc = ompi_osc_fabric_packer(a->origin_dt, a->origin_count, a->origin, a->is_put, &pk);
     if (OMPI_SUCCESS == rc)
         rc = ompi_osc_fabric_status(
-            oscf_win_put_streamed(a->win, a->target, &src, a->target_disp, &pk, notify));
+            a->is_put ? oscf_win_put_streamed(a->win, a->target, &src, a->target_disp, &pk, notify)
+                      : oscf_win_get_streamed(a->win, a->target, &src, a->target_disp, &pk, notify));
     ompi_osc_fabric_walk_fini(&w);
     return rc;
 }
@@ -225,7 +227,7 @@ static int move(bool is_put, const void *origin_addr, int origin_count, struct o
         }
         packed_args p = {
             .win = ompi_osc_fabric_win(win), .is_put = is_put, .target = target, .target_disp = target_disp};
-        if (MPI_PROC_NULL != target && is_put &&
+        if (MPI_PROC_NULL != target &&
             ompi_osc_fabric_stream_wanted(origin_dt, origin_count, target_dt, target_count)) {
             p.origin = origin_addr;
             p.origin_count = origin_count;

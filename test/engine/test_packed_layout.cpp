@@ -139,6 +139,95 @@ TEST_CASE("a get of several rendezvous chunks unpacks each once, in order", "[rm
     CHECK(t.stats(0).layout_messages >= 4);
 }
 
+// Hands out runs a batch of at most `batch` at a time, as the MPI layer's datatype walk
+// does (oscf_run_source); fails with `fail` once `fail_after` runs are out.
+struct RunSource {
+    const std::vector<oscf_run> &runs;
+    size_t batch;
+    size_t fail_after = SIZE_MAX;
+    int fail = OSCF_OK;
+    size_t at = 0;
+    oscf_run_source api(int64_t lo, int64_t hi) {
+        size_t bytes = 0;
+        for (const oscf_run &r : runs) bytes += r.len * r.count;
+        return oscf_run_source{
+            [](void *a, oscf_run *out, size_t max) -> long {
+                auto *s = static_cast<RunSource *>(a);
+                if (s->at >= s->fail_after) return s->fail;
+                const size_t n = std::min({max, s->batch, s->runs.size() - s->at, s->fail_after - s->at});
+                std::copy_n(s->runs.begin() + static_cast<std::ptrdiff_t>(s->at), n, out);
+                s->at += n;
+                return static_cast<long>(n);
+            },
+            this, lo, hi, bytes};
+    }
+};
+
+TEST_CASE("streamed puts and gets take their runs a batch at a time, every byte in place",
+          "[rma][packed_layout]") {
+    // Many irregular runs (a get's do not fit one request, so its requests carry them
+    // cut as they come), to ourselves (drained first) and to the peer (cut into the
+    // rendezvous), both ways, then a source that fails half-way.
+    std::string prov = test_provider();
+    const int target = GENERATE(0, 1);
+    const size_t kSize = 4 << 20;
+    size_t sizes[2] = {kSize, kSize};
+    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes);
+    std::memset(t.mem(target), 0, kSize);
+    std::vector<oscf_run> runs;
+    for (int64_t at = 8; at + 128 < static_cast<int64_t>(kSize / 2);) {
+        const size_t len = 4 + static_cast<size_t>(at * 7 % 29) * 4;  // 4-116 bytes
+        runs.push_back(oscf_run{at, 0, len, 1});
+        at += static_cast<int64_t>(len) + 4 + at % 3 * 8;
+    }
+    runs.push_back(oscf_run{static_cast<int64_t>(kSize / 2), 24, 16, 40000});  // a strided run
+    REQUIRE(runs.size() > 15000);
+    REQUIRE(bytes_of(runs) > 2 * oscf::kRendezvousChunk);
+    const int64_t hi = static_cast<int64_t>(kSize / 2) + 24 * 40000;
+
+    Packer put;
+    put.bytes = pattern(bytes_of(runs), 3);
+    RunSource put_runs{runs, 1000};
+    oscf_run_source src = put_runs.api(8, hi);
+    REQUIRE(oscf_win_lock(t.win[0], target, 0, 0) == OSCF_OK);
+    oscf_packer pk = put.api();
+    REQUIRE(oscf_win_put_streamed(t.win[0], target, &src, 0, &pk, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], target) == OSCF_OK);
+    CHECK(put.released == 1);
+    CHECK(std::memcmp(t.mem(target), expected(runs, put.bytes, kSize).data(), kSize) == 0);
+
+    Packer get;
+    get.bytes.assign(put.bytes.size(), 0);
+    RunSource get_runs{runs, 777};
+    src = get_runs.api(8, hi);
+    pk = get.api();
+    REQUIRE(oscf_win_get_streamed(t.win[0], target, &src, 0, &pk, nullptr) == OSCF_OK);
+    REQUIRE(oscf_win_flush(t.win[0], target) == OSCF_OK);
+    CHECK(get.released == 1);
+    CHECK(get.at == get.bytes.size());
+    const auto differ = std::mismatch(get.bytes.begin(), get.bytes.end(), put.bytes.begin());
+    CHECK(differ.first - get.bytes.begin() == static_cast<std::ptrdiff_t>(get.bytes.size()));  // none
+    if (target == 1) CHECK(t.stats(0).layout_messages >= 4);  // the runs did not fit one request
+
+    // A source that fails half-way: a request's call waits for the chunks already out,
+    // fails with the source's error and never notifies; the packer is released once.
+    Packer broken;
+    broken.bytes.assign(put.bytes.size(), 0);
+    RunSource failing{runs, 500, runs.size() / 2, OSCF_ERR_NO_MEM};
+    src = failing.api(8, hi);
+    pk = broken.api();
+    bool notified = false;
+    oscf_notify n{[](void *arg, int) { *static_cast<bool *>(arg) = true; }, &notified};
+    CHECK(oscf_win_get_streamed(t.win[0], target, &src, 0, &pk, &n) == OSCF_ERR_NO_MEM);
+    CHECK(broken.released == 1);
+    CHECK_FALSE(notified);
+    // To the peer, chunks had left: their failed operation is the epoch's too. To
+    // ourselves the source failed before anything moved. Either way it is reported once.
+    CHECK(oscf_win_unlock(t.win[0], target) == (target == 1 ? OSCF_ERR_NO_MEM : OSCF_OK));
+    REQUIRE(oscf_win_lock(t.win[0], target, 0, 0) == OSCF_OK);
+    CHECK(oscf_win_unlock(t.win[0], target) == OSCF_OK);
+}
+
 TEST_CASE("a layout reaching past the window fails at the call and changes nothing", "[rma][packed_layout]") {
     std::string prov = test_provider();
     size_t sizes[2] = {4096, 4096};
