@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "opal/datatype/opal_convertor.h"
@@ -214,6 +215,31 @@ static struct ompi_osc_fabric_runs_block *_Atomic kept_runs[RUNS_KEPT];
 /* Blocks above this many bytes go back to the system: memory a process keeps for good. */
 #define RUNS_KEEP_MAX ((size_t)16 << 20)
 
+/* A block of at least cap runs. From RUNS_HUGE_MIN bytes it is whole huge pages, and
+ * asks for them: a layout larger than any before fills fresh memory, and one fault per
+ * 2 MiB costs far less than one per 4 KiB page (perf/README.md, "Measurements behind
+ * design choices"). Freed by free(). */
+#define RUNS_HUGE_PAGE ((size_t)2 << 20)
+#define RUNS_HUGE_MIN ((size_t)256 << 10)
+static struct ompi_osc_fabric_runs_block *runs_block_new(size_t cap)
+{
+    const size_t head = sizeof(struct ompi_osc_fabric_runs_block);
+    size_t bytes = head + cap * sizeof(oscf_run);
+    void *b = NULL;
+    if (bytes < RUNS_HUGE_MIN) {
+        b = malloc(bytes);
+    } else {
+        bytes = (bytes + RUNS_HUGE_PAGE - 1) & ~(RUNS_HUGE_PAGE - 1);
+        cap = (bytes - head) / sizeof(oscf_run);
+        if (0 == posix_memalign(&b, RUNS_HUGE_PAGE, bytes))
+            (void)madvise(b, bytes, MADV_HUGEPAGE); /* advice only: refused, the pages stay small */
+        else
+            b = NULL;
+    }
+    if (NULL != b) ((struct ompi_osc_fabric_runs_block *)b)->cap = cap;
+    return b;
+}
+
 static int runs_grow(ompi_osc_fabric_runs *r)
 {
     if (r->n < r->cap) return OMPI_SUCCESS;
@@ -221,9 +247,8 @@ static int runs_grow(ompi_osc_fabric_runs *r)
     for (int i = 0; NULL == b && i < RUNS_KEPT; i++) b = atomic_exchange(&kept_runs[i], NULL);
     if (NULL == b || b->cap < 2 * r->cap) {
         free(b);
-        b = malloc(sizeof(*b) + 2 * r->cap * sizeof(oscf_run));
+        b = runs_block_new(2 * r->cap);
         if (NULL == b) return OMPI_ERR_OUT_OF_RESOURCE;
-        b->cap = 2 * r->cap;
     }
     memcpy(b->v, r->v, r->n * sizeof(oscf_run));
     free(r->block);
