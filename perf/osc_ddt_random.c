@@ -7,12 +7,13 @@
  * MPI_Put, MPI_Get or MPI_Accumulate (MPI_SUM) inside one epoch of the chosen
  * synchronization. The line printed is the total time of the timed calls and epochs
  * over all rounds; building the datatypes is not timed. Both ranks draw the same types
- * from the seed, and -c checks every int after every round with MPI_Pack / MPI_Unpack.
+ * from the seed, and -c checks every int after every round with MPI_Pack / MPI_Unpack;
+ * -v prints each round's time too, as comment lines before the total.
  *
  * Exactly two processes.
  *
  *   osc_ddt_random [-o put|get|acc] [-s fence|lock|pscw] [-w create|allocate|dynamic]
- *                  [-n INTS] [-r ROUNDS] [-x WARMUP] [-S SEED] [-c]
+ *                  [-n INTS] [-r ROUNDS] [-x WARMUP] [-S SEED] [-c] [-v]
  */
 #include <mpi.h>
 
@@ -29,7 +30,7 @@ enum sync { S_FENCE, S_LOCK, S_PSCW, S_N };
 static const char *const sync_names[S_N] = {"fence", "lock", "pscw"};
 
 struct options {
-    int op, sync, flavor, check;
+    int op, sync, flavor, check, verbose;
     long ints, rounds, warmup, seed;
 };
 
@@ -45,6 +46,7 @@ static void usage(FILE *f)
             "  -x WARMUP          untimed rounds first (default 1: connections, first touches)\n"
             "  -S SEED            seed of the datatypes (default 1)\n"
             "  -c                 check every int after every round\n"
+            "  -v                 also print each round's time and its datatypes' block counts\n"
             "  -h                 this help\n");
 }
 
@@ -63,8 +65,9 @@ static long pick(uint64_t *s, long lo, long hi)
 
 /* A random datatype of exactly n ints: `tiles` copies, a stride apart, of an indexed
  * tile of n / tiles ints whose blocks and gaps are drawn around one typical length
- * (1 to 1024 ints, so pieces from 4 bytes to 4 KiB). *span is its extent in ints. */
-static MPI_Datatype random_type(uint64_t *s, long n, long *span)
+ * (1 to 1024 ints, so pieces from 4 bytes to 4 KiB). *span is its extent in ints,
+ * *blocks its number of blocks. */
+static MPI_Datatype random_type(uint64_t *s, long n, long *span, long *blocks)
 {
     static const long tiles_of[] = {1, 2, 4, 8, 16, 64};
     long tiles = tiles_of[pick(s, 0, 5)];
@@ -93,6 +96,7 @@ static MPI_Datatype random_type(uint64_t *s, long n, long *span)
     free(len);
     free(disp);
     *span = tiles * stride;
+    *blocks = tiles * nblocks;
     return whole;
 }
 
@@ -146,6 +150,7 @@ int main(int argc, char **argv)
         {'x', BENCH_LONG, &o.warmup, 0, 1000000L, NULL, NULL},
         {'S', BENCH_LONG, &o.seed, 1, 1L << 62, NULL, NULL},
         {'c', BENCH_FLAG, &o.check, 0, 0, NULL, NULL},
+        {'v', BENCH_FLAG, &o.verbose, 0, 0, NULL, NULL},
     };
     const int go = bench_proceed(bench_parse(argc, argv, opts, sizeof opts / sizeof opts[0], usage), np, 2,
                                  " (rank 0 = origin, rank 1 = target)");
@@ -176,8 +181,9 @@ int main(int argc, char **argv)
     long bad = 0;
     for (long r = -o.warmup; r < o.rounds; r++) {
         bench_context("round %ld", r);
-        long ospan, tspan;
-        MPI_Datatype otype = random_type(&s, o.ints, &ospan), ttype = random_type(&s, o.ints, &tspan);
+        long ospan, tspan, oblocks, tblocks;
+        MPI_Datatype otype = random_type(&s, o.ints, &ospan, &oblocks),
+                     ttype = random_type(&s, o.ints, &tspan, &tblocks);
         if ((size_t)(ospan > tspan ? ospan : tspan) * sizeof(int) > bytes)
             bench_die(BENCH_EXIT_FAILURE, "a datatype spans more than the %zu bytes allocated", bytes);
         /* The data in datatype order: the origin's ints (side 0) and the target's (side 1). */
@@ -199,7 +205,13 @@ int main(int argc, char **argv)
                 MPI_CK(MPI_Accumulate(local, 1, otype, 1, w.peer_disp, 1, ttype, MPI_SUM, w.win));
         }
         epoch_end(&o, w.win, rank);
-        if (r >= 0) total += MPI_Wtime() - t0;
+        const double took = MPI_Wtime() - t0;
+        if (r >= 0) total += took;
+        /* Rounds differ by orders of magnitude (4-byte pieces or 4 KiB ones): the total
+         * hides which ones a change moved. */
+        if (o.verbose && rank == 0)
+            printf("# round %ld: %.0f us, origin %ld blocks, target %ld blocks\n", r, took * 1e6, oblocks,
+                   tblocks);
         MPI_CK(MPI_Barrier(MPI_COMM_WORLD));
         if (o.check) {
             /* Where the data lands: the target for put and acc, the origin for get. */
