@@ -86,7 +86,8 @@ static int make_shapes(shape *s)
 
     /* Ten loops inside each other, each stride its own: more than the walk's inline
      * frames (ompi_osc_fabric_walk), and 128 KiB of data, so over the network the runs
-     * are handed to the rendezvous a batch at a time (oscf_win_put_streamed). */
+     * are handed to the rendezvous a batch at a time (oscf_win_put_streamed and
+     * oscf_win_get_streamed). */
     MPI_Type_dup(MPI_INT, &t);
     MPI_Aint span = 4;
     for (int level = 0; level < 10; level++) {
