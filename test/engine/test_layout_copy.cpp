@@ -12,35 +12,13 @@
 
 #include "../../osc_fabric/engine/layout_copy.h"
 #include "../../osc_fabric/engine/piece_copy.h"
+#include "list_source.h"
 
 using oscf::copy_layout;
 using oscf::copy_pieces;
 using oscf::LayoutStream;
 
 namespace {
-
-// A run source over a list, at most `batch` runs a call (the walk's batches end anywhere),
-// failing with `fail` once `fail_after` runs are out when fail is set.
-struct ListSource {
-    std::vector<oscf_run> runs;
-    size_t batch = 1000, at = 0;
-    int fail = OSCF_OK;
-    size_t fail_after = 0;
-
-    static long next(void *arg, oscf_run *out, size_t max) {
-        auto *s = static_cast<ListSource *>(arg);
-        if (s->fail != OSCF_OK && s->at >= s->fail_after) return s->fail;
-        const size_t n = std::min({max, s->batch, s->runs.size() - s->at});
-        std::copy_n(s->runs.begin() + static_cast<long>(s->at), n, out);
-        s->at += n;
-        return static_cast<long>(n);
-    }
-    oscf_run_source source() {
-        size_t bytes = 0;
-        for (const oscf_run &r : runs) bytes += r.len * r.count;
-        return oscf_run_source{next, this, 0, 0, bytes};
-    }
-};
 
 // Every byte offset of the runs' pieces, in order: the model both sides are held to.
 std::vector<int64_t> offsets_of(const std::vector<oscf_run> &runs) {

@@ -9,6 +9,7 @@
 
 #include "../../osc_fabric/engine/am_proto.h"
 #include "../../osc_fabric/engine/run_codec.h"
+#include "list_source.h"
 #include "two_ranks.h"
 
 namespace {
@@ -139,30 +140,6 @@ TEST_CASE("a get of several rendezvous chunks unpacks each once, in order", "[rm
     CHECK(t.stats(0).layout_messages >= 4);
 }
 
-// Hands out runs a batch of at most `batch` at a time, as the MPI layer's datatype walk
-// does (oscf_run_source); fails with `fail` once `fail_after` runs are out.
-struct RunSource {
-    const std::vector<oscf_run> &runs;
-    size_t batch;
-    size_t fail_after = SIZE_MAX;
-    int fail = OSCF_OK;
-    size_t at = 0;
-    oscf_run_source api(int64_t lo, int64_t hi) {
-        size_t bytes = 0;
-        for (const oscf_run &r : runs) bytes += r.len * r.count;
-        return oscf_run_source{
-            [](void *a, oscf_run *out, size_t max) -> long {
-                auto *s = static_cast<RunSource *>(a);
-                if (s->at >= s->fail_after) return s->fail;
-                const size_t n = std::min({max, s->batch, s->runs.size() - s->at, s->fail_after - s->at});
-                std::copy_n(s->runs.begin() + static_cast<std::ptrdiff_t>(s->at), n, out);
-                s->at += n;
-                return static_cast<long>(n);
-            },
-            this, lo, hi, bytes};
-    }
-};
-
 TEST_CASE("streamed puts and gets take their runs a batch at a time, every byte in place",
           "[rma][packed_layout]") {
     // Many irregular runs (a get's do not fit one request, so its requests carry them
@@ -187,8 +164,8 @@ TEST_CASE("streamed puts and gets take their runs a batch at a time, every byte 
 
     Packer put;
     put.bytes = pattern(bytes_of(runs), 3);
-    RunSource put_runs{runs, 1000};
-    oscf_run_source src = put_runs.api(8, hi);
+    ListSource put_runs{runs, 1000};
+    oscf_run_source src = put_runs.source(8, hi);
     REQUIRE(oscf_win_lock(t.win[0], target, 0, 0) == OSCF_OK);
     oscf_packer pk = put.api();
     REQUIRE(oscf_win_put_streamed(t.win[0], target, &src, 0, &pk, nullptr) == OSCF_OK);
@@ -198,8 +175,8 @@ TEST_CASE("streamed puts and gets take their runs a batch at a time, every byte 
 
     Packer get;
     get.bytes.assign(put.bytes.size(), 0);
-    RunSource get_runs{runs, 777};
-    src = get_runs.api(8, hi);
+    ListSource get_runs{runs, 777};
+    src = get_runs.source(8, hi);
     pk = get.api();
     REQUIRE(oscf_win_get_streamed(t.win[0], target, &src, 0, &pk, nullptr) == OSCF_OK);
     REQUIRE(oscf_win_flush(t.win[0], target) == OSCF_OK);
@@ -213,8 +190,8 @@ TEST_CASE("streamed puts and gets take their runs a batch at a time, every byte 
     // fails with the source's error and never notifies; the packer is released once.
     Packer broken;
     broken.bytes.assign(put.bytes.size(), 0);
-    RunSource failing{runs, 500, runs.size() / 2, OSCF_ERR_NO_MEM};
-    src = failing.api(8, hi);
+    ListSource failing{runs, 500, 0, OSCF_ERR_NO_MEM, runs.size() / 2};
+    src = failing.source(8, hi);
     pk = broken.api();
     bool notified = false;
     oscf_notify n{[](void *arg, int) { *static_cast<bool *>(arg) = true; }, &notified};
