@@ -31,8 +31,8 @@ int oscf_win::target_range(Guard &lk, int target, size_t len, int64_t disp, int6
 
 int oscf_win::order_accumulate(Guard &lk, Peer &p, oscf_acc_path path) {
     unsigned kept = path == OSCF_PATH_AM
-                        ? (fab().limits().send_after_send ? unsigned{OSCF_ORDER_DEFAULT} : 0u)
-                        : fab().limits().atomic_order;
+                        ? (fab().contract().send_after_send ? unsigned{OSCF_ORDER_DEFAULT} : 0u)
+                        : fab().contract().atomic_order;
     if ((acc_ordering_ & ~kept) == 0 || p.acc.idle()) return OSCF_OK;
     ++stats.ordering_waits;
     return wait_idle(lk, p.acc);
@@ -47,7 +47,7 @@ void oscf_win::apply_local(const char *origin, char *result, size_t count, oscf_
 int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t count, oscf_type type, oscf_op op,
                           const Where &w, OpScope &scope) {
     const size_t size = type_size(type);
-    const size_t per_op = std::min(eng_.caps.max_count(type), fab().limits().max_msg_size / size);
+    const size_t per_op = std::min(eng_.caps.max_count(type), fab().contract().max_msg_size / size);
     const auto dt = static_cast<fi_datatype>(fi_type_of(type));
     const auto fop = static_cast<fi_op>(fi_op_of(op));
     for (size_t done = 0; done < count;) {
@@ -59,8 +59,8 @@ int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t coun
         int rc;
         if (result) {
             rc = progress().post("fi_fetch_atomic", [&] {
-                return fi_fetch_atomic(fab().ep(), src, n, nullptr, result + done * size, nullptr, p.addr,
-                                       remote, w.key, dt, fop, scope.context());
+                return fab().fetch_atomic(src, n, result + done * size, dt, fop, p.addr, remote, w.key,
+                                          scope.context());
             });
         } else {
             rc = post_atomic_write(p, src, n, dt, fop, remote, w.key, scope.context());
@@ -75,21 +75,8 @@ int oscf_win::post_native(Peer &p, const char *origin, char *result, size_t coun
 
 int oscf_win::post_atomic_write(const Peer &p, const void *src, size_t count, fi_datatype dt, fi_op op,
                                 uint64_t remote, uint64_t key, Completion *context) {
-    fi_ioc ioc{const_cast<void *>(src), count};
-    fi_rma_ioc rioc{remote, count, key};
-    fi_msg_atomic msg{};
-    msg.msg_iov = &ioc;
-    msg.iov_count = 1;
-    msg.addr = p.addr;
-    msg.rma_iov = &rioc;
-    msg.rma_iov_count = 1;
-    msg.datatype = dt;
-    msg.op = op;
-    msg.context = context;
-    // No FI_INJECT here: injected atomics asking for delivery completion never
-    // complete on tcp;ofi_rxm 1.17 (seen in test_accumulate).
-    return progress().post(
-        "fi_atomicmsg", [&] { return fi_atomicmsg(fab().ep(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE); });
+    return progress().post("fi_atomicmsg",
+                           [&] { return fab().atomic(src, count, dt, op, p.addr, remote, key, context); });
 }
 
 // What every message to p's window starts with.

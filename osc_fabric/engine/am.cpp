@@ -73,15 +73,14 @@ int ActiveMessages::start(size_t receive_buffers) {
 }
 
 int ActiveMessages::post_receive(RecvBuffer &b) {
-    return progress_.post(
-        "fi_recv", [&] { return fi_recv(fab_.ep(), b.data, sizeof b.data, nullptr, FI_ADDR_UNSPEC, &b); });
+    return progress_.post("fi_recv", [&] { return fab_.recv(b.data, sizeof b.data, &b); });
 }
 
 // From inside progress (a receive just completed): must not recurse into it.
 void ActiveMessages::repost(RecvBuffer &b) {
-    fid_ep *ep = fab_.ep();
+    Fabric *fab = &fab_;
     progress_.post_unordered(
-        "fi_recv", [ep, &b] { return fi_recv(ep, b.data, sizeof b.data, nullptr, FI_ADDR_UNSPEC, &b); },
+        "fi_recv", [fab, &b] { return fab->recv(b.data, sizeof b.data, &b); },
         [](int) { log(0, "a receive buffer for active messages could not be reposted"); });
 }
 
@@ -158,10 +157,10 @@ int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, si
     // A small reply is injected: no send completion for the target to reap, no buffer
     // to recycle. Only replies: a request must learn that its send failed (SendBuffer),
     // and an injected send reports nothing. Only when nothing waits to go before it.
-    if (hdr.opcode == kAmReply && len <= kInjectedReplyMax && len <= fab_.limits().inject_size &&
+    if (hdr.opcode == kAmReply && len <= kInjectedReplyMax && len <= fab_.contract().inject_size &&
         !progress_.has_deferred()) {
         alignas(16) uint8_t msg[kInjectedReplyMax];
-        ssize_t rc = fi_inject(fab_.ep(), msg, pack(msg, hdr, p1, n1, p2, n2), dest);
+        ssize_t rc = fab_.inject(msg, pack(msg, hdr, p1, n1, p2, n2), dest);
         if (rc == 0) return OSCF_OK;
         if (rc != -FI_EAGAIN) {
             log(0, "active message reply failed: %s", fi_strerror(static_cast<int>(-rc)));
@@ -170,12 +169,12 @@ int ActiveMessages::send(fi_addr_t dest, const AmHeader &hdr, const void *p1, si
     }
     SendBuffer *b = take_send_buffer();
     b->len = pack(b->data, hdr, p1, n1, p2, n2);
-    fid_ep *ep = fab_.ep();
+    Fabric *fab = &fab_;
     // A request whose send fails will get no reply: fail it now so nobody waits.
     b->awaits_reply = hdr.opcode != kAmReply && !(hdr.flags & kAmNoReply);
     b->token = hdr.token;
     progress_.post_or_defer(
-        "fi_send", [ep, b, dest] { return fi_send(ep, b->data, b->len, nullptr, dest, b); },
+        "fi_send", [fab, b, dest] { return fab->send(b->data, b->len, dest, b); },
         [b](int status) { b->complete(status, 0); });
     return OSCF_OK;
 }

@@ -132,7 +132,7 @@ int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
         eng->progress->set_oversubscribed(cfg->oversubscribed != 0);
         eng->node_direct = cfg->node_direct != 0;
         eng->cross_memory = eng->node_direct && cfg->cross_memory != 0;
-        const ProviderLimits &lim = eng->fabric->limits();
+        const ProviderContract &lim = eng->fabric->contract();
         bool emulate = !lim.atomics_trusted;
         switch (cfg->accumulate_path) {
         case OSCF_ACC_AUTO: emulate = emulate || lim.atomics_in_software; break;

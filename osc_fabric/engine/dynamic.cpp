@@ -106,7 +106,7 @@ int oscf_win::publish_regions() {
     *trailer = ++table_generation_;  // even: consistent
     hdr->generation = table_generation_;
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    const bool virt = fab().limits().virt_addr;
+    const bool virt = fab().contract().virt_addr;
     state_->reserved[kTableAddrWord] = virt ? reinterpret_cast<uintptr_t>(t.mem.get()) : 0;
     state_->reserved[kTableKeyWord] = t.key;
     state_->reserved[kTableCapacityWord] = t.capacity;
@@ -294,7 +294,7 @@ int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, 
             return usage_error(OSCF_ERR_RMA_RANGE,
                                "%s of %zu bytes at address 0x%llx: not in an attached region", what, len,
                                static_cast<unsigned long long>(addr));
-        w->remote = fab().limits().virt_addr ? addr : addr - r->base;
+        w->remote = fab().contract().virt_addr ? addr : addr - r->base;
         w->key = r->key;
         w->local = reinterpret_cast<char *>(addr);
         w->am_offset = addr;
@@ -326,7 +326,7 @@ int oscf_win::resolve_dynamic(Guard &lk, int target, uint64_t addr, size_t len, 
     if (!r)
         return usage_error(OSCF_ERR_RMA_RANGE, "%s of %zu bytes at address 0x%llx: not attached at rank %d",
                            what, len, static_cast<unsigned long long>(addr), target);
-    w->remote = fab().limits().virt_addr ? addr : addr - r->base;
+    w->remote = fab().contract().virt_addr ? addr : addr - r->base;
     w->key = r->key;
     w->am_offset = addr;
     return OSCF_OK;

@@ -48,60 +48,6 @@ int default_rank(const std::string &prov, bool job_is_node_local) {
     return 100;
 }
 
-info_ptr make_hints() {
-    info_ptr hints(fi_allocinfo());
-    if (!hints) return hints;
-    // FI_MSG carries the active messages that emulate atomics the provider lacks.
-    hints->caps = FI_RMA | FI_ATOMIC | FI_MSG | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
-                  FI_SEND | FI_RECV;
-    hints->ep_attr->type = FI_EP_RDM;
-    // No FI_MR_LOCAL: origin buffers are used without registration. Providers that
-    // need it are not usable yet.
-    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-    hints->domain_attr->threading = FI_THREAD_DOMAIN;  // the engine lock serializes calls
-    hints->mode = 0;                                   // we pass plain pointers as contexts (no FI_CONTEXT)
-    return hints;
-}
-
-// The OSCF_ORDER_* guarantees the provider gives for native atomics of up to
-// kOrderedAtomicBytes: the ordering bit alone is not enough, its max_order_*_size must
-// cover the operation too (tcp;ofi_rxm advertises WAR with a size of 0).
-constexpr size_t kOrderedAtomicBytes = 4096;
-unsigned guaranteed_atomic_order(const fi_tx_attr &tx, const fi_ep_attr &ep) {
-    struct Rule {
-        unsigned bit;
-        uint64_t flag;
-        size_t size;
-    } rules[] = {
-        {OSCF_ORDER_RAR, FI_ORDER_ATOMIC_RAR, SIZE_MAX},  // reads never conflict with reads
-        {OSCF_ORDER_RAW, FI_ORDER_ATOMIC_RAW, ep.max_order_raw_size},
-        {OSCF_ORDER_WAR, FI_ORDER_ATOMIC_WAR, ep.max_order_war_size},
-        {OSCF_ORDER_WAW, FI_ORDER_ATOMIC_WAW, ep.max_order_waw_size},
-    };
-    unsigned bits = 0;
-    for (const Rule &r : rules)
-        if ((tx.msg_order & r.flag) && r.size >= kOrderedAtomicBytes) bits |= r.bit;
-    return bits;
-}
-
-// Providers whose native atomics we do not use, and why. shm (libfabric 1.17): with 4
-// ranks on 2 cores, fi_atomic/fi_fetch_atomic often return -FI_EAGAIN and the target
-// then ends with lost updates or with bytes of a shm address string in the atomic's
-// target, where the active-message path is exact (perf/README.md, "Measurements behind
-// design choices").
-bool atomics_trusted(const std::string &prov) {
-    return prov != "shm";
-}
-
-// Providers whose atomics are messages their own software applies at the target:
-// shm, sockets, and the rxm utility layer (rxm implements fi_atomic as messages
-// even over verbs). There our active messages are no slower than the provider's own
-// atomics, and back-to-back accumulates coalesce into a few messages instead of one
-// each (perf/README.md, "Measurements behind design choices").
-bool atomics_in_software(const std::string &prov) {
-    return prov == "shm" || prov == "sockets" || prov.find(";ofi_rxm") != std::string::npos;
-}
-
 }  // namespace
 
 int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
@@ -115,7 +61,7 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
         log(0, "%s", why);
         return OSCF_ERR_NO_PROVIDER;
     }
-    info_ptr hints = make_hints();
+    info_ptr hints = contract_hints();
     if (!hints) return OSCF_ERR_NO_MEM;
     fi_info *raw = nullptr;
     int rc = fi_getinfo(kFabricVersion, nullptr, nullptr, 0, hints.get(), &raw);
@@ -132,7 +78,7 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
     std::vector<std::string> include = split_list(cfg.provider_include);
     bool explicit_choice = !include.empty() || std::getenv("FI_PROVIDER");
     std::vector<std::pair<int, fi_info *>> candidates;
-    std::string refused;  // an rxd stack the user asked for
+    std::string refused;  // a provider whose contract we do not meet, and why
     for (fi_info *i = all.get(); i; i = i->next) {
         std::string name = i->fabric_attr->prov_name;
         int rank;
@@ -149,19 +95,27 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
         // under load some of its RMA operations never complete, so a synchronization
         // call would wait for ever (test_setup.cpp has the case).
         if (name.find("ofi_rxd") != std::string::npos) {
-            if (explicit_choice && rank >= 0) refused = name;
+            if (explicit_choice && rank >= 0)
+                refused = name +
+                          " is not supported: on libfabric 1.17 ofi_rxd's atomics crash and some of its RMA "
+                          "operations never complete; use tcp";
             continue;
         }
-        if (rank >= 0) candidates.emplace_back(rank, i);
+        if (rank < 0) continue;
+        // A demand we do not meet (provider_contract.cpp): never served, and said why.
+        const ProviderContract contract = read_contract(*i);
+        if (!contract.refusal.empty()) {
+            log(1, "provider %s not used: %s", name.c_str(), contract.refusal.c_str());
+            if (refused.empty()) refused = name + " is not supported: " + contract.refusal;
+            continue;
+        }
+        candidates.emplace_back(rank, i);
     }
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const auto &a, const auto &b) { return a.first < b.first; });
     if (candidates.empty()) {
         if (!refused.empty())
-            log(1,
-                "%s is not supported: on libfabric 1.17 ofi_rxd's atomics crash and some of its "
-                "RMA operations never complete; use tcp",
-                refused.c_str());
+            log(1, "%s", refused.c_str());
         else
             log(1, "no acceptable libfabric provider (include list '%s')",
                 cfg.provider_include ? cfg.provider_include : "");
@@ -243,37 +197,93 @@ int Fabric::setup(info_ptr info) {
     if ((rc = fi_getname(&ep_->fid, local_addr_.data(), &addrlen))) return setup_error("fi_getname", rc);
     local_addr_.resize(addrlen);
 
-    uint64_t mr_mode = info_->domain_attr->mr_mode;
-    limits_.inject_size = info_->tx_attr->inject_size;
-    limits_.max_msg_size = info_->ep_attr->max_msg_size;
-    limits_.virt_addr = (mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
-    limits_.prov_key = (mr_mode & (FI_MR_PROV_KEY | FI_MR_BASIC)) != 0;
-    limits_.atomic_order = guaranteed_atomic_order(*info_->tx_attr, *info_->ep_attr);
-    limits_.send_after_send = (info_->tx_attr->msg_order & FI_ORDER_SAS) != 0;
-    limits_.atomics_trusted = atomics_trusted(provider_);
-    limits_.atomics_in_software = atomics_in_software(provider_);
-    limits_.rma_in_software = provider_ != "shm" && atomics_in_software(provider_);
-    // libfabric 1.17's shm serves every fi_read with CMA: perf shows the syscall and its
-    // page walk costing more than our message round trip (perf/README.md).
-    limits_.reads_by_syscall = provider_ == "shm";
+    contract_ = read_contract(*info_);
+    log(5, "provider %s: mr_mode 0x%x, mode 0x%llx, inject %zu, iov %zu/%zu", provider_.c_str(),
+        static_cast<unsigned>(info_->domain_attr->mr_mode), static_cast<unsigned long long>(info_->mode),
+        contract_.inject_size, contract_.iov_limit, contract_.rma_iov_limit);
     return OSCF_OK;
 }
 
 ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_t remote, uint64_t key,
-                    void *context, bool *injected) const {
-    iovec iov{local, len};
-    fi_rma_iov rma{remote, len, key};
+                    Completion *done, bool *injected) {
+    OpContext *c = contexts_.take(done);
+    c->iov = {local, len};
+    c->rma_iov = {remote, len, key};
     fi_msg_rma msg{};
-    msg.msg_iov = &iov;
+    msg.msg_iov = &c->iov;
     msg.iov_count = 1;
     msg.addr = dest;
-    msg.rma_iov = &rma;
+    msg.rma_iov = &c->rma_iov;
     msg.rma_iov_count = 1;
-    msg.context = context;
-    if (!write) return fi_readmsg(ep_.get(), &msg, FI_COMPLETION);
-    const bool inject = len <= limits_.inject_size;
-    if (injected) *injected = inject;
-    return fi_writemsg(ep_.get(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE | (inject ? FI_INJECT : 0));
+    msg.context = c;
+    ssize_t rc;
+    if (!write) {
+        rc = fi_readmsg(ep_.get(), &msg, FI_COMPLETION);
+    } else {
+        const bool inject = len <= contract_.inject_size;
+        if (injected) *injected = inject;
+        rc = fi_writemsg(ep_.get(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE | (inject ? FI_INJECT : 0));
+    }
+    if (rc) contexts_.give(c);
+    return rc;
+}
+
+ssize_t Fabric::atomic(const void *src, size_t count, fi_datatype dt, fi_op op, fi_addr_t dest,
+                       uint64_t remote, uint64_t key, Completion *done) {
+    OpContext *c = contexts_.take(done);
+    c->iov = {const_cast<void *>(src), count};
+    c->rma_iov = {remote, count, key};
+    fi_msg_atomic msg{};
+    msg.msg_iov = reinterpret_cast<const fi_ioc *>(&c->iov);
+    msg.iov_count = 1;
+    msg.addr = dest;
+    msg.rma_iov = reinterpret_cast<const fi_rma_ioc *>(&c->rma_iov);
+    msg.rma_iov_count = 1;
+    msg.datatype = dt;
+    msg.op = op;
+    msg.context = c;
+    // No FI_INJECT here: injected atomics asking for delivery completion never
+    // complete on tcp;ofi_rxm 1.17 (seen in test_accumulate).
+    const ssize_t rc = fi_atomicmsg(ep_.get(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    if (rc) contexts_.give(c);
+    return rc;
+}
+
+ssize_t Fabric::fetch_atomic(const void *src, size_t count, void *result, fi_datatype dt, fi_op op,
+                             fi_addr_t dest, uint64_t remote, uint64_t key, Completion *done) {
+    OpContext *c = contexts_.take(done);
+    const ssize_t rc =
+        fi_fetch_atomic(ep_.get(), src, count, nullptr, result, nullptr, dest, remote, key, dt, op, c);
+    if (rc) contexts_.give(c);
+    return rc;
+}
+
+ssize_t Fabric::compare_atomic(const void *src, size_t count, const void *compare, void *result,
+                               fi_datatype dt, fi_op op, fi_addr_t dest, uint64_t remote, uint64_t key,
+                               Completion *done) {
+    OpContext *c = contexts_.take(done);
+    const ssize_t rc = fi_compare_atomic(ep_.get(), src, count, nullptr, compare, nullptr, result, nullptr,
+                                         dest, remote, key, dt, op, c);
+    if (rc) contexts_.give(c);
+    return rc;
+}
+
+ssize_t Fabric::send(const void *buf, size_t len, fi_addr_t dest, Completion *done) {
+    OpContext *c = contexts_.take(done);
+    const ssize_t rc = fi_send(ep_.get(), buf, len, nullptr, dest, c);
+    if (rc) contexts_.give(c);
+    return rc;
+}
+
+ssize_t Fabric::inject(const void *buf, size_t len, fi_addr_t dest) {
+    return fi_inject(ep_.get(), buf, len, dest);
+}
+
+ssize_t Fabric::recv(void *buf, size_t len, Completion *done) {
+    OpContext *c = contexts_.take(done);
+    const ssize_t rc = fi_recv(ep_.get(), buf, len, nullptr, FI_ADDR_UNSPEC, c);
+    if (rc) contexts_.give(c);
+    return rc;
 }
 
 int Fabric::insert_address(const void *addr, size_t len, fi_addr_t *out) {
@@ -292,12 +302,28 @@ int Fabric::insert_address(const void *addr, size_t len, fi_addr_t *out) {
 }
 
 int Fabric::register_memory(void *buf, size_t len, mr_ptr &mr, uint64_t *key) {
-    uint64_t requested = limits_.prov_key ? 0 : next_key_++;
+    uint64_t requested = 0;
+    if (!contract_.prov_key) {
+        requested = next_key_++;
+        // Keys we choose must fit the provider's key size (cxi's are 4 bytes).
+        if (contract_.mr_key_size < sizeof requested && requested >> (8 * contract_.mr_key_size)) {
+            log(0, "provider %s: out of memory registration keys (%zu-byte keys)", provider_.c_str(),
+                contract_.mr_key_size);
+            return OSCF_ERR_FABRIC;
+        }
+    }
     fid_mr *m = nullptr;
     int rc =
         fi_mr_reg(domain_.get(), buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, requested, 0, &m, nullptr);
     if (rc) return fabric_error("fi_mr_reg", rc);
     mr = adopt_mr(m, len);
+    // FI_MR_ENDPOINT: the region serves nothing until bound to the endpoint and enabled,
+    // and with provider keys its key exists only then. The endpoint outlives it: windows
+    // and the staging pool close their regions before the engine closes the fabric.
+    if (contract_.mr_endpoint) {
+        if ((rc = fi_mr_bind(m, &ep_->fid, 0))) return fabric_error("fi_mr_bind", rc);
+        if ((rc = fi_mr_enable(m))) return fabric_error("fi_mr_enable", rc);
+    }
     *key = fi_mr_key(m);
     if (*key == FI_KEY_NOTAVAIL) return fabric_error("fi_mr_key", -FI_ENOKEY);
     return OSCF_OK;

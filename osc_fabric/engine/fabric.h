@@ -1,6 +1,11 @@
 // One libfabric endpoint and everything under it: fabric, domain, address vector,
-// completion queue, endpoint. Owned by the Engine; outlives every window. Not
-// thread-safe on its own: callers hold the engine lock (see progress.h).
+// completion queue, endpoint, and the calls that post data operations on it. Every post
+// takes its own OpContext (op_context.h) and keeps its iov arrays there, so the
+// provider's FI_CONTEXT/FI_CONTEXT2/FI_ASYNC_IOV demands hold for every caller;
+// complete() gives the context back when the CQ reports the operation. What the provider
+// demands and offers is its contract() (provider_contract.h). Owned by the Engine;
+// outlives every window. Not thread-safe on its own: callers hold the engine lock (see
+// progress.h).
 #pragma once
 
 #include <rdma/fabric.h>
@@ -14,31 +19,10 @@
 
 #include "fid.h"
 #include "mr.h"
+#include "op_context.h"
+#include "provider_contract.h"
 
 namespace oscf {
-
-// What the rest of the engine needs to know about the chosen provider.
-struct ProviderLimits {
-    size_t inject_size = 0;        // writes up to this size may use FI_INJECT
-    size_t max_msg_size = 0;       // one fi_write/fi_read moves at most this much
-    bool virt_addr = false;        // remote addresses are virtual addresses, not MR offsets
-    bool prov_key = false;         // the provider chooses MR keys
-    unsigned atomic_order = 0;     // OSCF_ORDER_* bits native atomics keep by themselves
-    bool send_after_send = false;  // messages arrive in the order sent (FI_ORDER_SAS)
-    // False where the provider's atomics were seen to lose updates (see fabric.cpp):
-    // then every atomic, lock words included, goes through active messages.
-    bool atomics_trusted = true;
-    // True where the provider's atomics are software that the target's CPU runs in its
-    // progress (see fabric.cpp): our own active messages then cost no more per
-    // operation, and they coalesce.
-    bool atomics_in_software = false;
-    // True where fi_write is a message the target's software applies (rxm,
-    // sockets), unlike shm's single-copy writes: small puts may then join our batches.
-    bool rma_in_software = false;
-    // True where fi_read costs the origin a system call (shm reads with
-    // process_vm_readv): a small get is then cheaper as an active message.
-    bool reads_by_syscall = false;
-};
 
 class Fabric {
 public:
@@ -47,21 +31,43 @@ public:
 
     const std::string &provider() const { return provider_; }
     bool node_local_only() const { return provider_ == "shm"; }
-    const ProviderLimits &limits() const { return limits_; }
+    const ProviderContract &contract() const { return contract_; }
     const std::vector<uint8_t> &local_address() const { return local_addr_; }
 
     // Inserts a peer address (idempotent: repeated windows reuse the entry).
     int insert_address(const void *addr, size_t len, fi_addr_t *out);
 
-    // Registers [buf, buf+len) for remote read/write/atomics (counted, see mr.h).
+    // Registers [buf, buf+len) for remote read/write/atomics (counted, see mr.h): with
+    // the key we choose where the provider does not, bound to the endpoint and enabled
+    // where it asks for that, so the key returned is usable at once.
     int register_memory(void *buf, size_t len, mr_ptr &mr, uint64_t *key);
 
-    // Posts one contiguous RMA between local memory and (remote, key) at dest. Writes ask
-    // for delivery completion, since on tcp;ofi_rxm plain completion only means the data
-    // left us, and are injected when small (*injected says so). Returns the libfabric
-    // status; the caller handles -FI_EAGAIN (Progress::post).
+    // Each posts one operation whose completion will call done (nullptr: none is wanted,
+    // only for sends the provider reports anyway) and returns the libfabric status; the
+    // caller handles -FI_EAGAIN (Progress::post), after which nothing is outstanding.
+    //
+    // One contiguous RMA between local memory and (remote, key) at dest. Writes ask for
+    // delivery completion, since on tcp;ofi_rxm plain completion only means the data left
+    // us, and are injected when small (*injected says so).
     ssize_t rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_t remote, uint64_t key,
-                void *context, bool *injected) const;
+                Completion *done, bool *injected = nullptr);
+    // Native atomics on count elements at (remote, key). fetch_atomic's and
+    // compare_atomic's result receives the old values.
+    ssize_t atomic(const void *src, size_t count, fi_datatype dt, fi_op op, fi_addr_t dest, uint64_t remote,
+                   uint64_t key, Completion *done);
+    ssize_t fetch_atomic(const void *src, size_t count, void *result, fi_datatype dt, fi_op op,
+                         fi_addr_t dest, uint64_t remote, uint64_t key, Completion *done);
+    ssize_t compare_atomic(const void *src, size_t count, const void *compare, void *result, fi_datatype dt,
+                           fi_op op, fi_addr_t dest, uint64_t remote, uint64_t key, Completion *done);
+    // Messages of the active-message layer. inject reports no completion.
+    ssize_t send(const void *buf, size_t len, fi_addr_t dest, Completion *done);
+    ssize_t inject(const void *buf, size_t len, fi_addr_t dest);
+    ssize_t recv(void *buf, size_t len, Completion *done);
+
+    // What a CQ entry's op_context (one of our OpContexts) was posted for; gives the
+    // context back. Lock held.
+    Completion *complete(void *op_context) { return contexts_.give(static_cast<OpContext *>(op_context)); }
+    size_t outstanding() const { return contexts_.outstanding(); }
 
     fid_ep *ep() const { return ep_.get(); }
     fid_domain *domain() const { return domain_.get(); }
@@ -74,7 +80,9 @@ private:
     // quotes it when it did), and another provider may still serve.
     int setup_error(const char *what, int rc) const;
 
-    // Declaration order is teardown order in reverse: children close first.
+    // Declaration order is teardown order in reverse: children close first, and the
+    // contexts of operations still posted outlive the endpoint that may write them.
+    ContextPool contexts_;
     info_ptr info_;
     fid_ptr<fid_fabric> fabric_;
     fid_ptr<fid_domain> domain_;
@@ -83,10 +91,10 @@ private:
     fid_ptr<fid_ep> ep_;
 
     std::string provider_;
-    ProviderLimits limits_;
+    ProviderContract contract_;
     std::vector<uint8_t> local_addr_;
     std::unordered_map<std::string, fi_addr_t> addr_cache_;
-    uint64_t next_key_ = 1;  // for providers where we choose MR keys
+    uint64_t next_key_ = 1;  // for providers where we choose MR keys (unique per domain)
 };
 
 }  // namespace oscf

@@ -120,7 +120,7 @@ bool take_word(uint64_t *word, const Claim &c) {
 // its own attempts through the fabric too, its progress applied the others' while it
 // held the lock, and a waiter starved (win_lock_self_poll, native runs).
 bool oscf_win::lock_words_native() const {
-    return eng_.caps.native(OSCF_TYPE_UINT64) && !fab().limits().atomics_in_software;
+    return eng_.caps.native(OSCF_TYPE_UINT64) && !fab().contract().atomics_in_software;
 }
 
 int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint64_t operand,
@@ -135,10 +135,10 @@ int oscf_win::lock_word_atomic(Guard &lk, Peer &p, uint64_t offset, int op, uint
     uint64_t addr = p.state_base + offset;
     int rc = progress().post("lock word atomic", [&]() -> ssize_t {
         if (op == FI_CSWAP)
-            return fi_compare_atomic(fab().ep(), &operand, 1, nullptr, &compare, nullptr, old, nullptr,
-                                     p.addr, addr, p.state_key, FI_UINT64, FI_CSWAP, &done);
-        return fi_fetch_atomic(fab().ep(), &operand, 1, nullptr, old, nullptr, p.addr, addr, p.state_key,
-                               FI_UINT64, static_cast<fi_op>(op), &done);
+            return fab().compare_atomic(&operand, 1, &compare, old, FI_UINT64, FI_CSWAP, p.addr, addr,
+                                        p.state_key, &done);
+        return fab().fetch_atomic(&operand, 1, old, FI_UINT64, static_cast<fi_op>(op), p.addr, addr,
+                                  p.state_key, &done);
     });
     if (rc) return rc;
     done.on_post();
@@ -251,7 +251,7 @@ int oscf_win::release(Peer &p, Hold hold) {
     }
     ++stats.lock_attempts;
     if (!lock_words_native()) {
-        const bool silent = fab().limits().send_after_send;
+        const bool silent = fab().contract().send_after_send;
         AmHeader h = am_request(p, kAmAccumulate, OSCF_TYPE_UINT64, OSCF_OP_SUM,
                                 kAmStateWord | (silent ? kAmNoReply : 0), 1, offset);
         if (silent) {
@@ -298,7 +298,7 @@ int oscf_win::await_earlier_lock(Guard &lk) {
 }
 
 bool oscf_win::lock_requests_queue() const {
-    return !lock_words_native() && fab().limits().send_after_send;
+    return !lock_words_native() && fab().contract().send_after_send;
 }
 
 // The request leaves with the first batch to the target (kAmTakeShared or

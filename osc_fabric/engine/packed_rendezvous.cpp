@@ -94,7 +94,7 @@ public:
     uint8_t *at(size_t pos) { return blocks_[block(pos)].mem.get() + offset(pos); }
     AmPull chunk(const Fabric &fab, size_t pos, size_t bytes) const {
         const Staging &b = blocks_[block(pos)];
-        const uint64_t base = fab.limits().virt_addr ? reinterpret_cast<uint64_t>(b.mem.get()) : 0;
+        const uint64_t base = fab.contract().virt_addr ? reinterpret_cast<uint64_t>(b.mem.get()) : 0;
         return AmPull{base + offset(pos), b.key, bytes};
     }
     // A chunk's bytes are at pos, len of them: a get unpacks them in this order. Returns
@@ -199,7 +199,7 @@ public:
     int transfer(oscf_win *win, uint8_t *local, const AmPull &remote, size_t len, bool write) {
         pending_ = 1;
         status_ = OSCF_OK;
-        const size_t max = win->fab().limits().max_msg_size;
+        const size_t max = win->fab().contract().max_msg_size;
         for (size_t done = 0; done < len;) {
             const size_t part = std::min(len - done, max);
             ++pending_;
@@ -403,7 +403,7 @@ int oscf_win::packed_rma(Guard &lk, Peer &p, int target, Dir dir, int64_t disp, 
     scope.on_post();
     int rc = op->open(*this, bytes);
     if (!rc) rc = await_grant(lk, p);
-    const size_t most = std::min(fab().limits().max_msg_size, kRendezvousChunk);
+    const size_t most = std::min(fab().contract().max_msg_size, kRendezvousChunk);
     for (size_t pos = 0; !rc && pos < bytes;) {
         Where w;  // a dynamic window's regions cut it further
         rc = resolve(lk, target, disp, start + static_cast<int64_t>(pos), std::min(bytes - pos, most),

@@ -61,7 +61,7 @@ int Progress::read_completions() {
     if (n > 0) {
         for (ssize_t i = 0; i < n; ++i)
             if (entries[i].op_context)
-                static_cast<Completion *>(entries[i].op_context)->complete(OSCF_OK, entries[i].len);
+                fab_.complete(entries[i].op_context)->complete(OSCF_OK, entries[i].len);
         return static_cast<int>(n);
     }
     if (n == -FI_EAGAIN) return 0;
@@ -76,7 +76,7 @@ int Progress::read_completions() {
     const char *detail = fi_cq_strerror(fab_.cq(), err.prov_errno, err.err_data, buf, sizeof buf);
     if (err.op_context) {
         log(0, "RMA operation failed: %s (%s)", fi_strerror(err.err), detail ? detail : "");
-        static_cast<Completion *>(err.op_context)->complete(OSCF_ERR_FABRIC, 0);
+        fab_.complete(err.op_context)->complete(OSCF_ERR_FABRIC, 0);
         return 1;
     }
     log(0,

@@ -67,7 +67,7 @@ bool oscf_win::batch_put(size_t len, const Peer &p, const OpScope &scope) const 
     if (!p.lock.grant.idle()) return true;
     // In an MPI_Win_start epoch, complete sends its notification behind a batch and
     // returns (pscw.cpp); behind a write it would wait for the write's answer.
-    return fab().limits().rma_in_software && (pscw_access_ || !p.batch.empty() || !p.ops.idle());
+    return fab().contract().rma_in_software && (pscw_access_ || !p.batch.empty() || !p.ops.idle());
 }
 
 int oscf_win::put(Guard &lk, int target, const oscf_segment *segs, size_t n, int64_t disp,
@@ -147,7 +147,7 @@ int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const 
         ++stats.puts_batched;
         return batch_accumulate(p, local, len, OSCF_TYPE_UINT8, OSCF_OP_REPLACE, w.am_offset);
     }
-    if (!write && len <= kMessageGetMax && fab().limits().reads_by_syscall) {
+    if (!write && len <= kMessageGetMax && fab().contract().reads_by_syscall) {
         // A fetch that changes nothing, answered by the target's engine. It queues behind
         // our lock request there, so no grant is awaited; anything queued for the target
         // leaves first, keeping program order.
@@ -158,7 +158,7 @@ int oscf_win::transfer_piece(Guard &lk, Dir dir, int target, char *local, const 
     // The fabric's RMA does not queue behind our lock request at the target.
     if ((rc = await_grant(lk, p))) return rc;
     for (size_t done = 0; done < len;) {
-        const size_t n = std::min(len - done, fab().limits().max_msg_size);
+        const size_t n = std::min(len - done, fab().contract().max_msg_size);
         if ((rc = post_rma(p, write, local + done, n, w.remote + done, w.key, scope.context()))) return rc;
         scope.on_post();
         done += n;

@@ -77,7 +77,7 @@ int oscf_win::post_native_swap(Peer &p, const Swap &sw, const Where &w, OpScope 
     // nobody reads, so any number of swaps may share it.
     if (!sw.result && !swap_sink_) swap_sink_.reset(new char[kAmMaxPayload]);
     const size_t per_op =
-        std::min({eng_.caps.max_count(sw.type), fab().limits().max_msg_size / size, kAmMaxPayload / size});
+        std::min({eng_.caps.max_count(sw.type), fab().contract().max_msg_size / size, kAmMaxPayload / size});
     const auto dt = static_cast<fi_datatype>(fi_type_of(sw.type));
     const auto op = static_cast<fi_op>(fi_swap_of(sw.swap));
     for (size_t done = 0; done < sw.count;) {
@@ -85,8 +85,8 @@ int oscf_win::post_native_swap(Peer &p, const Swap &sw, const Where &w, OpScope 
         const size_t at = done * size;
         char *old = sw.result ? sw.result + at : swap_sink_.get();
         int rc = progress().post("fi_compare_atomic", [&] {
-            return fi_compare_atomic(fab().ep(), sw.value + at, n, nullptr, sw.compare + at, nullptr, old,
-                                     nullptr, p.addr, w.remote + at, w.key, dt, op, scope.context());
+            return fab().compare_atomic(sw.value + at, n, sw.compare + at, old, dt, op, p.addr, w.remote + at,
+                                        w.key, scope.context());
         });
         if (rc) return rc;
         scope.on_post();

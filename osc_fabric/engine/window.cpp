@@ -132,7 +132,7 @@ int oscf_win::init(const oscf_win_params &p, void **base_out) {
 void oscf_win::local_blob(WinBlob *b) const {
     std::memset(b, 0, sizeof *b);
     const auto &addr = fab().local_address();
-    const bool virt = fab().limits().virt_addr;
+    const bool virt = fab().contract().virt_addr;
     b->version = kWinBlobVersion;
     b->addr_len = static_cast<uint32_t>(addr.size());
     std::memcpy(b->addr, addr.data(), addr.size());

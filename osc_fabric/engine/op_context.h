@@ -1,0 +1,79 @@
+// The context libfabric holds for one posted operation, and the pool they come from.
+//
+// Providers that return FI_CONTEXT or FI_CONTEXT2 (psm2, psm3, opx, efa-direct) own the
+// first bytes of every context until its completion is read, and write into them, so a
+// context can serve one operation at a time and must start with room for them. Providers
+// that return FI_ASYNC_IOV (opx) read the iov arrays of a posted operation until it
+// completes, so those arrays live here too, not on the poster's stack. Every post gets
+// its own OpContext whatever the provider says: one rule, taken on every provider here,
+// and a pool pop costs less than knowing when it could be skipped.
+//
+// Owned by the Fabric, which takes one per post and gives it back when the CQ reports
+// the operation (or the post fails). Not thread-safe: the engine lock serializes both.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_rma.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace oscf {
+
+class Completion;
+
+struct OpContext {
+    fi_context2 provider;  // the provider's share: first, and never read by us
+    Completion *done = nullptr;
+    // The one local and one remote segment of a message-form post (fi_*msg): libfabric's
+    // iovec/fi_ioc and fi_rma_iov/fi_rma_ioc have the same layouts, so one pair serves RMA
+    // and atomics.
+    iovec iov{};
+    fi_rma_iov rma_iov{};
+};
+static_assert(offsetof(OpContext, provider) == 0, "the provider's share must come first");
+static_assert(sizeof(fi_context2) >= sizeof(fi_context), "FI_CONTEXT2 covers FI_CONTEXT");
+static_assert(sizeof(iovec) == sizeof(fi_ioc) && offsetof(fi_ioc, count) == offsetof(iovec, iov_len),
+              "one segment serves RMA and atomics");
+static_assert(sizeof(fi_rma_iov) == sizeof(fi_rma_ioc) &&
+                  offsetof(fi_rma_ioc, key) == offsetof(fi_rma_iov, key),
+              "one remote segment serves RMA and atomics");
+
+class ContextPool {
+public:
+    OpContext *take(Completion *done) {
+        if (free_.empty()) grow();
+        OpContext *c = free_.back();
+        free_.pop_back();
+        c->done = done;
+        ++outstanding_;
+        return c;
+    }
+    // Gives c back and returns what it was to complete.
+    Completion *give(OpContext *c) {
+        Completion *done = c->done;
+        c->done = nullptr;
+        free_.push_back(c);
+        --outstanding_;
+        return done;
+    }
+    size_t outstanding() const { return outstanding_; }
+
+private:
+    // Blocks never move, so a context stays where the provider was told it is.
+    static constexpr size_t kBlock = 256;
+    void grow() {
+        blocks_.push_back(std::make_unique<OpContext[]>(kBlock));
+        OpContext *b = blocks_.back().get();
+        free_.reserve(free_.size() + kBlock);
+        for (size_t i = kBlock; i-- > 0;) free_.push_back(&b[i]);
+    }
+    std::vector<std::unique_ptr<OpContext[]>> blocks_;
+    std::vector<OpContext *> free_;
+    size_t outstanding_ = 0;
+};
+
+}  // namespace oscf

@@ -1,0 +1,148 @@
+#include "provider_contract.h"
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "osc_fabric/engine.h"
+
+namespace oscf {
+namespace {
+
+// Memory-registration bits we ask for, each because something obeys it:
+//   FI_MR_VIRT_ADDR  window.cpp/dynamic.cpp publish addresses, else offsets
+//   FI_MR_ALLOCATED  we register only memory we or the application allocated
+//   FI_MR_PROV_KEY   Fabric::register_memory reads the key, else requests its own
+//   FI_MR_ENDPOINT   Fabric::register_memory binds and enables every region
+// Not FI_MR_LOCAL: origin buffers carry no descriptors yet.
+constexpr uint64_t kMrModeHonoured = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+// The two values of the pre-1.5 enum, which some providers still hand back: FI_MR_BASIC
+// means VIRT_ADDR | PROV_KEY | ALLOCATED, FI_MR_SCALABLE offsets and keys we choose.
+constexpr uint64_t kMrBasic = FI_MR_BASIC;
+constexpr uint64_t kMrLegacy = FI_MR_BASIC | FI_MR_SCALABLE;
+// Mode bits: every post has its own OpContext, whose first bytes are the provider's and
+// which holds the posted iov arrays until completion (op_context.h).
+constexpr uint64_t kModeHonoured = FI_CONTEXT | FI_CONTEXT2 | FI_ASYNC_IOV;
+
+// The OSCF_ORDER_* guarantees the provider gives for native atomics of up to
+// kOrderedAtomicBytes: the ordering bit alone is not enough, its max_order_*_size must
+// cover the operation too (tcp;ofi_rxm advertises WAR with a size of 0).
+constexpr size_t kOrderedAtomicBytes = 4096;
+unsigned guaranteed_atomic_order(const fi_tx_attr &tx, const fi_ep_attr &ep) {
+    struct Rule {
+        unsigned bit;
+        uint64_t flag;
+        size_t size;
+    } rules[] = {
+        {OSCF_ORDER_RAR, FI_ORDER_ATOMIC_RAR, SIZE_MAX},  // reads never conflict with reads
+        {OSCF_ORDER_RAW, FI_ORDER_ATOMIC_RAW, ep.max_order_raw_size},
+        {OSCF_ORDER_WAR, FI_ORDER_ATOMIC_WAR, ep.max_order_war_size},
+        {OSCF_ORDER_WAW, FI_ORDER_ATOMIC_WAW, ep.max_order_waw_size},
+    };
+    unsigned bits = 0;
+    for (const Rule &r : rules)
+        if ((tx.msg_order & r.flag) && r.size >= kOrderedAtomicBytes) bits |= r.bit;
+    return bits;
+}
+
+// Providers whose native atomics we do not use, and why. shm (libfabric 1.17): with 4
+// ranks on 2 cores, fi_atomic/fi_fetch_atomic often return -FI_EAGAIN and the target
+// then ends with lost updates or with bytes of a shm address string in the atomic's
+// target, where the active-message path is exact (perf/README.md, "Measurements behind
+// design choices").
+bool atomics_trusted(const std::string &prov) {
+    return prov != "shm";
+}
+
+// Providers whose atomics are messages their own software applies at the target:
+// shm, sockets, and the rxm utility layer (rxm implements fi_atomic as messages
+// even over verbs). There our active messages are no slower than the provider's own
+// atomics, and back-to-back accumulates coalesce into a few messages instead of one
+// each (perf/README.md, "Measurements behind design choices").
+bool atomics_in_software(const std::string &prov) {
+    return prov == "shm" || prov == "sockets" || prov.find(";ofi_rxm") != std::string::npos;
+}
+
+// Providers whose writes complete when they leave us, whatever FI_DELIVERY_COMPLETE
+// asks: rxm over verbs hands RMA to verbs, whose completion is the transmit's (Open
+// MPI 5's btl/ofi refuses that provider for it). A flush there would need a read behind
+// the writes to prove them delivered, which the engine does not post yet.
+bool writes_complete_at_transmit(const std::string &prov) {
+    return prov == "verbs;ofi_rxm";
+}
+
+std::string hex_refusal(const char *what, uint64_t bits) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "it requires %s 0x%" PRIx64 ", which osc/fabric does not honour", what,
+                  bits);
+    return buf;
+}
+
+}  // namespace
+
+info_ptr contract_hints() {
+    info_ptr hints(fi_allocinfo());
+    if (!hints) return hints;
+    // FI_MSG carries the active messages that emulate atomics the provider lacks.
+    hints->caps = FI_RMA | FI_ATOMIC | FI_MSG | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+                  FI_SEND | FI_RECV;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->domain_attr->mr_mode = static_cast<int>(kMrModeHonoured);
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;  // the engine lock serializes calls
+    hints->mode = kModeHonoured;
+    return hints;
+}
+
+ProviderContract read_contract(const fi_info &info) {
+    ProviderContract c;
+    c.provider = info.fabric_attr && info.fabric_attr->prov_name ? info.fabric_attr->prov_name : "";
+    const uint64_t mr_mode = info.domain_attr ? static_cast<uint64_t>(info.domain_attr->mr_mode) : 0;
+    const fi_tx_attr tx = info.tx_attr ? *info.tx_attr : fi_tx_attr{};
+    const fi_ep_attr ep = info.ep_attr ? *info.ep_attr : fi_ep_attr{};
+
+    c.inject_size = tx.inject_size;
+    c.max_msg_size = ep.max_msg_size;
+    c.iov_limit = tx.iov_limit;
+    c.rma_iov_limit = tx.rma_iov_limit;
+
+    c.virt_addr = (mr_mode & (FI_MR_VIRT_ADDR | kMrBasic)) != 0;
+    c.prov_key = (mr_mode & (FI_MR_PROV_KEY | kMrBasic)) != 0;
+    c.mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
+    if (info.domain_attr && info.domain_attr->mr_key_size) c.mr_key_size = info.domain_attr->mr_key_size;
+
+    c.context_bytes = (info.mode & FI_CONTEXT2)  ? sizeof(fi_context2)
+                      : (info.mode & FI_CONTEXT) ? sizeof(fi_context)
+                                                 : 0;
+    c.async_iov = (info.mode & FI_ASYNC_IOV) != 0;
+
+    c.atomic_order = guaranteed_atomic_order(tx, ep);
+    c.send_after_send = (tx.msg_order & FI_ORDER_SAS) != 0;
+    c.fence = (info.caps & FI_FENCE) != 0;
+
+    c.atomics_trusted = atomics_trusted(c.provider);
+    c.atomics_in_software = atomics_in_software(c.provider);
+    c.rma_in_software = c.provider != "shm" && c.atomics_in_software;
+    // libfabric 1.17's shm serves every fi_read with CMA: perf shows the syscall and its
+    // page walk costing more than our message round trip (perf/README.md).
+    c.reads_by_syscall = c.provider == "shm";
+
+    // A provider hands back only bits the hints allowed, except opx 1.17-1.22, which
+    // returns FI_CONTEXT2 | FI_ASYNC_IOV whatever they say; both are honoured. Anything
+    // else we cannot obey is a refusal, not a risk.
+    if (const uint64_t extra = mr_mode & ~(kMrModeHonoured | kMrLegacy)) {
+        c.refusal = hex_refusal("mr_mode bits", extra);
+    } else if (const uint64_t extra_mode = info.mode & ~kModeHonoured) {
+        c.refusal = hex_refusal("mode bits", extra_mode);
+    } else if (writes_complete_at_transmit(c.provider)) {
+        c.refusal =
+            "its RMA writes complete at transmit, not delivery, and osc/fabric does not yet prove "
+            "remote completion another way";
+    } else if (c.max_msg_size == 0 || c.iov_limit == 0 || c.rma_iov_limit == 0) {
+        c.refusal = "it reports a zero message size or iov limit";
+    }
+    return c;
+}
+
+}  // namespace oscf

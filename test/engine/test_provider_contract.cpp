@@ -1,0 +1,123 @@
+// The provider's contract as the engine reads it (provider_contract.h), without a
+// fabric: each fi_info here is what a production provider hands back, as its man page
+// and sources describe it (DESIGN.md's table), so the rules that follow from it can be
+// checked where no such NIC is.
+#include <catch2/catch.hpp>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <string>
+
+#include "../../osc_fabric/engine/provider_contract.h"
+
+using namespace oscf;
+
+namespace {
+// An fi_info as `prov` returns it: RDM, 1 MiB messages, the given mr_mode and mode.
+info_ptr returned(const char *prov, uint64_t mr_mode, uint64_t mode, size_t inject = 64) {
+    info_ptr i(fi_allocinfo());
+    REQUIRE(i);
+    i->fabric_attr->prov_name = strdup(prov);
+    i->domain_attr->mr_mode = static_cast<int>(mr_mode);
+    i->domain_attr->mr_key_size = 8;
+    i->mode = mode;
+    i->ep_attr->max_msg_size = 1 << 20;
+    i->tx_attr->inject_size = inject;
+    i->tx_attr->iov_limit = 1;
+    i->tx_attr->rma_iov_limit = 1;
+    return i;
+}
+}  // namespace
+
+TEST_CASE("the hints ask for every registration and mode bit the engine honours, and no other",
+          "[contract]") {
+    info_ptr h = contract_hints();
+    REQUIRE(h);
+    const uint64_t mr = static_cast<uint64_t>(h->domain_attr->mr_mode);
+    CHECK((mr & FI_MR_ENDPOINT));     // cxi demands it
+    CHECK((mr & FI_MR_PROV_KEY));     // efa demands it
+    CHECK((mr & FI_MR_VIRT_ADDR));    // efa demands it
+    CHECK((mr & FI_MR_ALLOCATED));    // cxi and efa demand it
+    CHECK_FALSE((mr & FI_MR_LOCAL));  // origin buffers carry no descriptors yet
+    CHECK((h->mode & FI_CONTEXT));    // psm2, psm3 with FI_MSG
+    CHECK((h->mode & FI_CONTEXT2));   // opx, efa-direct
+    CHECK((h->mode & FI_ASYNC_IOV));  // opx
+    CHECK(h->ep_attr->type == FI_EP_RDM);
+}
+
+TEST_CASE("cxi: regions are bound and enabled, addressed by offset, keys its own when asked", "[contract]") {
+    ProviderContract c =
+        read_contract(*returned("cxi", FI_MR_ENDPOINT | FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0));
+    CHECK(c.refusal.empty());
+    CHECK(c.mr_endpoint);
+    CHECK_FALSE(c.virt_addr);
+    CHECK(c.prov_key);
+    CHECK(c.context_bytes == 0);
+    // Without PROV_KEY the keys are ours, and must fit its key size.
+    info_ptr client = returned("cxi", FI_MR_ENDPOINT | FI_MR_ALLOCATED, 0);
+    client->domain_attr->mr_key_size = 4;
+    c = read_contract(*client);
+    CHECK_FALSE(c.prov_key);
+    CHECK(c.mr_key_size == 4);
+}
+
+TEST_CASE("opx: FI_CONTEXT2 and FI_ASYNC_IOV handed back unasked are honoured, not refused", "[contract]") {
+    const ProviderContract c = read_contract(*returned("opx", 0, FI_CONTEXT2 | FI_ASYNC_IOV, 16));
+    CHECK(c.refusal.empty());
+    CHECK(c.context_bytes == sizeof(fi_context2));
+    CHECK(c.async_iov);
+    CHECK(c.inject_size == 16);
+}
+
+TEST_CASE("psm3: FI_CONTEXT owns one fi_context of each post", "[contract]") {
+    const ProviderContract c = read_contract(*returned("psm3", 0, FI_CONTEXT));
+    CHECK(c.refusal.empty());
+    CHECK(c.context_bytes == sizeof(fi_context));
+    CHECK_FALSE(c.virt_addr);
+    CHECK_FALSE(c.prov_key);
+}
+
+TEST_CASE("efa: virtual addresses and provider keys", "[contract]") {
+    const ProviderContract c =
+        read_contract(*returned("efa", FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0, 32));
+    CHECK(c.refusal.empty());
+    CHECK(c.virt_addr);
+    CHECK(c.prov_key);
+    CHECK_FALSE(c.mr_endpoint);
+}
+
+TEST_CASE("a demand the engine does not meet is refused with the demand named", "[contract]") {
+    // FI_MR_LOCAL: origin buffers would need descriptors.
+    ProviderContract c = read_contract(*returned("efa", FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, 0));
+    CHECK(c.refusal.find("mr_mode bits 0x4") != std::string::npos);
+    // A mode bit nothing here obeys (FI_MSG_PREFIX).
+    c = read_contract(*returned("psm3", 0, FI_MSG_PREFIX));
+    CHECK(c.refusal.find("mode bits") != std::string::npos);
+    // Writes that complete at transmit: flush could not prove them delivered.
+    c = read_contract(*returned("verbs;ofi_rxm", FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0));
+    CHECK(c.refusal.find("transmit") != std::string::npos);
+    // What every provider on this machine hands back is served.
+    CHECK(read_contract(*returned("tcp;ofi_rxm", 0, 0)).refusal.empty());
+    CHECK(read_contract(*returned("shm", FI_MR_VIRT_ADDR, 0)).refusal.empty());
+}
+
+TEST_CASE("the legacy FI_MR_BASIC value means virtual addresses and provider keys", "[contract]") {
+    const ProviderContract c = read_contract(*returned("sockets", FI_MR_BASIC, 0));
+    CHECK(c.refusal.empty());
+    CHECK(c.virt_addr);
+    CHECK(c.prov_key);
+    CHECK(read_contract(*returned("sockets", FI_MR_SCALABLE, 0)).refusal.empty());
+}
+
+TEST_CASE("atomic ordering counts only where max_order size covers the operation", "[contract]") {
+    info_ptr i = returned("tcp;ofi_rxm", 0, 0);
+    i->tx_attr->msg_order = FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAW | FI_ORDER_SAS;
+    i->ep_attr->max_order_raw_size = 0;  // advertised, but for no size at all
+    i->ep_attr->max_order_waw_size = 1 << 20;
+    const ProviderContract c = read_contract(*i);
+    CHECK(c.send_after_send);
+    CHECK((c.atomic_order & OSCF_ORDER_WAW));
+    CHECK_FALSE((c.atomic_order & OSCF_ORDER_RAW));
+}
