@@ -198,10 +198,31 @@ int Fabric::setup(info_ptr info) {
     local_addr_.resize(addrlen);
 
     contract_ = read_contract(*info_);
+    if (!contract_.writes_delivered)
+        proof_ = std::make_unique<DeliveryProof>(contexts_, !contract_.read_after_write);
     log(5, "provider %s: mr_mode 0x%x, mode 0x%llx, inject %zu, iov %zu/%zu", provider_.c_str(),
         static_cast<unsigned>(info_->domain_attr->mr_mode), static_cast<unsigned long long>(info_->mode),
         contract_.inject_size, contract_.iov_limit, contract_.rma_iov_limit);
     return OSCF_OK;
+}
+
+uint64_t Fabric::write_flags(OpContext *c, fi_addr_t dest) const {
+    if (!proof_) return FI_COMPLETION | FI_DELIVERY_COMPLETE;
+    c->role = OpContext::Role::write_to_prove;
+    c->dest = dest;
+    return FI_COMPLETION;
+}
+
+void Fabric::complete(void *op_context, int status, size_t len) {
+    auto *c = static_cast<OpContext *>(op_context);
+    switch (c->role) {
+    case OpContext::Role::write_to_prove:
+        if (status == OSCF_OK) return proof_->park(ep_.get(), c);
+        break;  // a failed write needs no proof
+    case OpContext::Role::proof: return proof_->proved(ep_.get(), c, status);
+    case OpContext::Role::plain: break;
+    }
+    if (Completion *done = contexts_.give(c)) done->complete(status, len);
 }
 
 ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_t remote, uint64_t key,
@@ -222,7 +243,7 @@ ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_
     } else {
         const bool inject = len <= contract_.inject_size;
         if (injected) *injected = inject;
-        rc = fi_writemsg(ep_.get(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE | (inject ? FI_INJECT : 0));
+        rc = fi_writemsg(ep_.get(), &msg, write_flags(c, dest) | (inject ? FI_INJECT : 0));
     }
     if (rc) contexts_.give(c);
     return rc;
@@ -244,7 +265,7 @@ ssize_t Fabric::atomic(const void *src, size_t count, fi_datatype dt, fi_op op, 
     msg.context = c;
     // No FI_INJECT here: injected atomics asking for delivery completion never
     // complete on tcp;ofi_rxm 1.17 (seen in test_accumulate).
-    const ssize_t rc = fi_atomicmsg(ep_.get(), &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    const ssize_t rc = fi_atomicmsg(ep_.get(), &msg, write_flags(c, dest));
     if (rc) contexts_.give(c);
     return rc;
 }

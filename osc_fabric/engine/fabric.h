@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "delivery_proof.h"
 #include "fid.h"
 #include "mr.h"
 #include "op_context.h"
@@ -64,9 +65,15 @@ public:
     ssize_t inject(const void *buf, size_t len, fi_addr_t dest);
     ssize_t recv(void *buf, size_t len, Completion *done);
 
-    // What a CQ entry's op_context (one of our OpContexts) was posted for; gives the
-    // context back. Lock held.
-    Completion *complete(void *op_context) { return contexts_.give(static_cast<OpContext *>(op_context)); }
+    // A CQ entry for op_context (one of our OpContexts): completes what it was posted
+    // for, or, for a write that only left us, parks it until a read proves it delivered
+    // (delivery_proof.h); gives contexts back. Lock held.
+    void complete(void *op_context, int status, size_t len);
+    // Each progress round: what could not be posted from inside a completion.
+    void retry() {
+        if (proof_) proof_->retry(ep_.get());
+    }
+    uint64_t proof_reads() const { return proof_ ? proof_->reads() : 0; }
     size_t outstanding() const { return contexts_.outstanding(); }
 
     fid_ep *ep() const { return ep_.get(); }
@@ -75,6 +82,9 @@ public:
 
 private:
     int setup(info_ptr info);
+    // Completion flags of a write posted with c: delivery complete, or transmit complete
+    // with c marked for a delivery proof.
+    uint64_t write_flags(OpContext *c, fi_addr_t dest) const;
     // A step of setup() failed: logged at level 1 with the provider's name, so a job
     // that did not ask for osc/fabric by name declines silently (the help message
     // quotes it when it did), and another provider may still serve.
@@ -83,6 +93,7 @@ private:
     // Declaration order is teardown order in reverse: children close first, and the
     // contexts of operations still posted outlive the endpoint that may write them.
     ContextPool contexts_;
+    std::unique_ptr<DeliveryProof> proof_;  // only where writes complete at transmit
     info_ptr info_;
     fid_ptr<fid_fabric> fabric_;
     fid_ptr<fid_domain> domain_;

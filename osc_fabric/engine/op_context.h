@@ -23,11 +23,23 @@
 
 namespace oscf {
 
-class Completion;
+// What an operation's OpContext completes. status is OSCF_OK or the error the CQ
+// reported; len is the received length for receives.
+class Completion {
+public:
+    virtual void complete(int status, size_t len) = 0;
+
+protected:
+    ~Completion() = default;
+};
 
 struct OpContext {
     fi_context2 provider;  // the provider's share: first, and never read by us
     Completion *done = nullptr;
+    // What its CQ entry means (Fabric::complete): the operation's end, or, for a write on
+    // a provider whose writes complete at transmit, only that it left (delivery_proof.h).
+    enum class Role : uint8_t { plain, write_to_prove, proof } role = Role::plain;
+    fi_addr_t dest = FI_ADDR_UNSPEC;  // write_to_prove and proof: the target
     // The one local and one remote segment of a message-form post (fi_*msg): libfabric's
     // iovec/fi_ioc and fi_rma_iov/fi_rma_ioc have the same layouts, so one pair serves RMA
     // and atomics.
@@ -49,6 +61,7 @@ public:
         OpContext *c = free_.back();
         free_.pop_back();
         c->done = done;
+        c->role = OpContext::Role::plain;
         ++outstanding_;
         return c;
     }

@@ -56,12 +56,12 @@ int Progress::read_completions() {
     if (round_hook_) round_hook_();
     if (!unordered_.empty()) retry(unordered_);
     if (!deferred_.empty()) retry(deferred_);
+    fab_.retry();
     fi_cq_msg_entry entries[16];
     ssize_t n = fi_cq_read(fab_.cq(), entries, 16);
     if (n > 0) {
         for (ssize_t i = 0; i < n; ++i)
-            if (entries[i].op_context)
-                fab_.complete(entries[i].op_context)->complete(OSCF_OK, entries[i].len);
+            if (entries[i].op_context) fab_.complete(entries[i].op_context, OSCF_OK, entries[i].len);
         return static_cast<int>(n);
     }
     if (n == -FI_EAGAIN) return 0;
@@ -76,7 +76,7 @@ int Progress::read_completions() {
     const char *detail = fi_cq_strerror(fab_.cq(), err.prov_errno, err.err_data, buf, sizeof buf);
     if (err.op_context) {
         log(0, "RMA operation failed: %s (%s)", fi_strerror(err.err), detail ? detail : "");
-        fab_.complete(err.op_context)->complete(OSCF_ERR_FABRIC, 0);
+        fab_.complete(err.op_context, OSCF_ERR_FABRIC, 0);
         return 1;
     }
     log(0,

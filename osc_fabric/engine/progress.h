@@ -26,16 +26,6 @@
 
 namespace oscf {
 
-// What a libfabric context points to. status is OSCF_OK or the error the CQ reported;
-// len is the received length for receives.
-class Completion {
-public:
-    virtual void complete(int status, size_t len) = 0;
-
-protected:
-    ~Completion() = default;
-};
-
 // What a failure of the whole engine (Progress::fail) must end: request-based
 // operations, whose MPI requests would otherwise never complete (request.h). Each
 // enlists itself in its engine's AbortList while alive.

@@ -67,8 +67,8 @@ bool atomics_in_software(const std::string &prov) {
 
 // Providers whose writes complete when they leave us, whatever FI_DELIVERY_COMPLETE
 // asks: rxm over verbs hands RMA to verbs, whose completion is the transmit's (Open
-// MPI 5's btl/ofi refuses that provider for it). A flush there would need a read behind
-// the writes to prove them delivered, which the engine does not post yet.
+// MPI 5's btl/ofi refuses that provider for it). There a read behind the writes proves
+// them delivered (delivery_proof.h).
 bool writes_complete_at_transmit(const std::string &prov) {
     return prov == "verbs;ofi_rxm";
 }
@@ -120,6 +120,8 @@ ProviderContract read_contract(const fi_info &info) {
     c.atomic_order = guaranteed_atomic_order(tx, ep);
     c.send_after_send = (tx.msg_order & FI_ORDER_SAS) != 0;
     c.fence = (info.caps & FI_FENCE) != 0;
+    c.read_after_write = (tx.msg_order & FI_ORDER_RAW) != 0;
+    c.writes_delivered = !writes_complete_at_transmit(c.provider);
 
     c.atomics_trusted = atomics_trusted(c.provider);
     c.atomics_in_software = atomics_in_software(c.provider);
@@ -135,10 +137,10 @@ ProviderContract read_contract(const fi_info &info) {
         c.refusal = hex_refusal("mr_mode bits", extra);
     } else if (const uint64_t extra_mode = info.mode & ~kModeHonoured) {
         c.refusal = hex_refusal("mode bits", extra_mode);
-    } else if (writes_complete_at_transmit(c.provider)) {
+    } else if (!c.writes_delivered && !c.read_after_write && !c.fence) {
         c.refusal =
-            "its RMA writes complete at transmit, not delivery, and osc/fabric does not yet prove "
-            "remote completion another way";
+            "its RMA writes complete at transmit, and it neither orders a read behind them "
+            "(FI_ORDER_RAW) nor offers FI_FENCE, so their delivery cannot be proved";
     } else if (c.max_msg_size == 0 || c.iov_limit == 0 || c.rma_iov_limit == 0) {
         c.refusal = "it reports a zero message size or iov limit";
     }

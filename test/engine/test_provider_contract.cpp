@@ -95,7 +95,8 @@ TEST_CASE("a demand the engine does not meet is refused with the demand named", 
     // A mode bit nothing here obeys (FI_MSG_PREFIX).
     c = read_contract(*returned("psm3", 0, FI_MSG_PREFIX));
     CHECK(c.refusal.find("mode bits") != std::string::npos);
-    // Writes that complete at transmit: flush could not prove them delivered.
+    // Writes that complete at transmit, with no read ordered behind them nor FI_FENCE:
+    // nothing could prove them delivered.
     c = read_contract(*returned("verbs;ofi_rxm", FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0));
     CHECK(c.refusal.find("transmit") != std::string::npos);
     // What every provider on this machine hands back is served.
@@ -120,4 +121,23 @@ TEST_CASE("atomic ordering counts only where max_order size covers the operation
     CHECK(c.send_after_send);
     CHECK((c.atomic_order & OSCF_ORDER_WAW));
     CHECK_FALSE((c.atomic_order & OSCF_ORDER_RAW));
+}
+
+TEST_CASE("verbs;ofi_rxm: writes complete at transmit, proved by a read the provider orders behind them",
+          "[contract]") {
+    info_ptr i = returned("verbs;ofi_rxm", FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0, 16384);
+    i->tx_attr->msg_order = FI_ORDER_RAW | FI_ORDER_WAW | FI_ORDER_SAS;
+    ProviderContract c = read_contract(*i);
+    CHECK(c.refusal.empty());
+    CHECK_FALSE(c.writes_delivered);
+    CHECK(c.read_after_write);
+    // Unordered, FI_FENCE does it.
+    i->tx_attr->msg_order = FI_ORDER_SAS;
+    i->caps |= FI_FENCE;
+    c = read_contract(*i);
+    CHECK(c.refusal.empty());
+    CHECK_FALSE(c.read_after_write);
+    CHECK(c.fence);
+    // Every other provider's writes are delivered when they complete.
+    CHECK(read_contract(*returned("cxi", FI_MR_ENDPOINT | FI_MR_ALLOCATED, 0)).writes_delivered);
 }
