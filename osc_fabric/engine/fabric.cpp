@@ -198,6 +198,7 @@ int Fabric::setup(info_ptr info) {
     local_addr_.resize(addrlen);
 
     contract_ = read_contract(*info_);
+    keys_ = std::make_unique<ClientKeys>(contract_.mr_key_size);
     if (!contract_.writes_delivered)
         proof_ = std::make_unique<DeliveryProof>(contexts_, !contract_.read_after_write);
     log(5, "provider %s: mr_mode 0x%x, mode 0x%llx, inject %zu, iov %zu/%zu", provider_.c_str(),
@@ -324,20 +325,21 @@ int Fabric::insert_address(const void *addr, size_t len, fi_addr_t *out) {
 
 int Fabric::register_memory(void *buf, size_t len, mr_ptr &mr, uint64_t *key) {
     uint64_t requested = 0;
-    if (!contract_.prov_key) {
-        requested = next_key_++;
-        // Keys we choose must fit the provider's key size (cxi's are 4 bytes).
-        if (contract_.mr_key_size < sizeof requested && requested >> (8 * contract_.mr_key_size)) {
-            log(0, "provider %s: out of memory registration keys (%zu-byte keys)", provider_.c_str(),
-                contract_.mr_key_size);
-            return OSCF_ERR_FABRIC;
-        }
+    if (!contract_.prov_key && !keys_->take(&requested)) {
+        log(0,
+            "provider %s: every one of its %llu memory registration keys is held by a live window "
+            "region; free windows or detach regions first",
+            provider_.c_str(), static_cast<unsigned long long>(keys_->limit()));
+        return OSCF_ERR_FABRIC;
     }
     fid_mr *m = nullptr;
     int rc =
         fi_mr_reg(domain_.get(), buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, requested, 0, &m, nullptr);
-    if (rc) return fabric_error("fi_mr_reg", rc);
-    mr = adopt_mr(m, len);
+    if (rc) {
+        if (!contract_.prov_key) keys_->give(requested);
+        return fabric_error("fi_mr_reg", rc);
+    }
+    mr = contract_.prov_key ? adopt_mr(m, len) : adopt_mr(m, len, keys_.get(), requested);
     // FI_MR_ENDPOINT: the region serves nothing until bound to the endpoint and enabled,
     // and with provider keys its key exists only then. The endpoint outlives it: windows
     // and the staging pool close their regions before the engine closes the fabric.

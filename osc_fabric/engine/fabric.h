@@ -94,6 +94,9 @@ private:
     // contexts of operations still posted outlive the endpoint that may write them.
     ContextPool contexts_;
     std::unique_ptr<DeliveryProof> proof_;  // only where writes complete at transmit
+    // The keys we choose where the provider does not; outlives every region (windows and
+    // the staging pool close theirs before the engine closes the fabric).
+    std::unique_ptr<ClientKeys> keys_;
     info_ptr info_;
     fid_ptr<fid_fabric> fabric_;
     fid_ptr<fid_domain> domain_;
@@ -105,7 +108,6 @@ private:
     ProviderContract contract_;
     std::vector<uint8_t> local_addr_;
     std::unordered_map<std::string, fi_addr_t> addr_cache_;
-    uint64_t next_key_ = 1;  // for providers where we choose MR keys (unique per domain)
 };
 
 }  // namespace oscf

@@ -20,12 +20,13 @@ void mr_closer::operator()(fid_mr *m) const noexcept {
     }
     live_count.fetch_sub(1, std::memory_order_relaxed);
     live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+    if (keys) keys->give(key);
 }
 
-mr_ptr adopt_mr(fid_mr *m, size_t bytes) noexcept {
+mr_ptr adopt_mr(fid_mr *m, size_t bytes, ClientKeys *keys, uint64_t key) noexcept {
     live_count.fetch_add(1, std::memory_order_relaxed);
     live_bytes.fetch_add(bytes, std::memory_order_relaxed);
-    return mr_ptr(m, mr_closer{bytes});
+    return mr_ptr(m, mr_closer{bytes, keys, key});
 }
 
 // The two loads are not one snapshot; between windows (where tests look) nothing moves.

@@ -16,8 +16,11 @@ namespace {
 //   FI_MR_ALLOCATED  we register only memory we or the application allocated
 //   FI_MR_PROV_KEY   Fabric::register_memory reads the key, else requests its own
 //   FI_MR_ENDPOINT   Fabric::register_memory binds and enables every region
-// Not FI_MR_LOCAL: origin buffers carry no descriptors yet.
-constexpr uint64_t kMrModeHonoured = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+// Not FI_MR_LOCAL: origin buffers carry no descriptors yet. FI_MR_HMEM is not asked for
+// but honoured when handed back (opx built with HMEM does so whatever the hints say): it
+// binds only device memory, which we never register.
+constexpr uint64_t kMrModeAsked = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+constexpr uint64_t kMrModeHonoured = kMrModeAsked | FI_MR_HMEM;
 // The two values of the pre-1.5 enum, which some providers still hand back: FI_MR_BASIC
 // means VIRT_ADDR | PROV_KEY | ALLOCATED, FI_MR_SCALABLE offsets and keys we choose.
 constexpr uint64_t kMrBasic = FI_MR_BASIC;
@@ -56,21 +59,41 @@ bool atomics_trusted(const std::string &prov) {
     return prov != "shm";
 }
 
-// Providers whose atomics are messages their own software applies at the target:
-// shm, sockets, and the rxm utility layer (rxm implements fi_atomic as messages
-// even over verbs). There our active messages are no slower than the provider's own
-// atomics, and back-to-back accumulates coalesce into a few messages instead of one
-// each (perf/README.md, "Measurements behind design choices").
+// The core of a layered provider's name: "verbs" of "verbs;ofi_rxm".
+std::string core_of(const std::string &prov) {
+    return prov.substr(0, prov.find(';'));
+}
+
+// Providers whose atomics are messages their own software applies at the target: shm,
+// sockets, the rxm utility layer (rxm implements fi_atomic as messages even over verbs,
+// and verbs serves RDM endpoints only through such a layer, so its core name counts);
+// efa RDM, psm2, psm3 and opx emulate them in their protocols too (their man pages and
+// sources: DESIGN.md). There our active messages are no slower than the provider's own
+// atomics, and back-to-back accumulates coalesce into a few messages instead of one each
+// (perf/README.md, "Measurements behind design choices"). cxi's are the NIC's, and so
+// are those of a provider we know nothing of: fi_query_atomic decides.
 bool atomics_in_software(const std::string &prov) {
-    return prov == "shm" || prov == "sockets" || prov.find(";ofi_rxm") != std::string::npos;
+    static const char *const software[] = {"shm", "sockets", "efa", "psm", "psm2", "psm3", "opx", "verbs"};
+    const std::string core = core_of(prov);
+    for (const char *s : software)
+        if (core == s) return true;
+    return prov.find(";ofi_rxm") != std::string::npos;
+}
+
+// Providers whose fi_write is a message their own software applies (sockets, rxm over
+// tcp), unlike shm's single copies and the NICs' RDMA (rxm hands RMA over verbs to the
+// NIC; efa emulates writes on older NICs, but its reads stay the device's).
+bool rma_in_software(const std::string &prov) {
+    const std::string core = core_of(prov);
+    return prov == "sockets" || (prov.find(";ofi_rxm") != std::string::npos && core != "verbs");
 }
 
 // Providers whose writes complete when they leave us, whatever FI_DELIVERY_COMPLETE
-// asks: rxm over verbs hands RMA to verbs, whose completion is the transmit's (Open
+// asks: verbs, and rxm over it, which hands RMA to verbs, whose completion is the transmit's (Open
 // MPI 5's btl/ofi refuses that provider for it). There a read behind the writes proves
 // them delivered (delivery_proof.h).
 bool writes_complete_at_transmit(const std::string &prov) {
-    return prov == "verbs;ofi_rxm";
+    return core_of(prov) == "verbs";  // the core provider is what completes them
 }
 
 std::string hex_refusal(const char *what, uint64_t bits) {
@@ -89,7 +112,7 @@ info_ptr contract_hints() {
     hints->caps = FI_RMA | FI_ATOMIC | FI_MSG | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
                   FI_SEND | FI_RECV;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->domain_attr->mr_mode = static_cast<int>(kMrModeHonoured);
+    hints->domain_attr->mr_mode = static_cast<int>(kMrModeAsked);
     hints->domain_attr->threading = FI_THREAD_DOMAIN;  // the engine lock serializes calls
     hints->mode = kModeHonoured;
     return hints;
@@ -120,12 +143,14 @@ ProviderContract read_contract(const fi_info &info) {
     c.atomic_order = guaranteed_atomic_order(tx, ep);
     c.send_after_send = (tx.msg_order & FI_ORDER_SAS) != 0;
     c.fence = (info.caps & FI_FENCE) != 0;
-    c.read_after_write = (tx.msg_order & FI_ORDER_RAW) != 0;
+    // FI_ORDER_RAW is the older bit for every kind of operation; tcp;ofi_rxm sets only the
+    // RMA one.
+    c.read_after_write = (tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW)) != 0;
     c.writes_delivered = !writes_complete_at_transmit(c.provider);
 
     c.atomics_trusted = atomics_trusted(c.provider);
     c.atomics_in_software = atomics_in_software(c.provider);
-    c.rma_in_software = c.provider != "shm" && c.atomics_in_software;
+    c.rma_in_software = rma_in_software(c.provider);
     // libfabric 1.17's shm serves every fi_read with CMA: perf shows the syscall and its
     // page walk costing more than our message round trip (perf/README.md).
     c.reads_by_syscall = c.provider == "shm";
