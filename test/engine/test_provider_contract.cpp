@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "../../osc_fabric/engine/mr.h"
 #include "../../osc_fabric/engine/provider_contract.h"
 
 using namespace oscf;
@@ -64,8 +65,15 @@ TEST_CASE("cxi: regions are bound and enabled, addressed by offset, keys its own
 }
 
 TEST_CASE("opx: FI_CONTEXT2 and FI_ASYNC_IOV handed back unasked are honoured, not refused", "[contract]") {
-    const ProviderContract c = read_contract(*returned("opx", 0, FI_CONTEXT2 | FI_ASYNC_IOV, 16));
+    // opx 1.22 hands back its configured FI_MR_SCALABLE (and FI_MR_HMEM when built with it)
+    // and 2-byte keys, whatever the hints say.
+    info_ptr i = returned("opx", FI_MR_SCALABLE | FI_MR_HMEM, FI_CONTEXT2 | FI_ASYNC_IOV, 16);
+    i->domain_attr->mr_key_size = 2;
+    const ProviderContract c = read_contract(*i);
     CHECK(c.refusal.empty());
+    CHECK_FALSE(c.virt_addr);
+    CHECK_FALSE(c.prov_key);
+    CHECK(c.mr_key_size == 2);
     CHECK(c.context_bytes == sizeof(fi_context2));
     CHECK(c.async_iov);
     CHECK(c.inject_size == 16);
@@ -140,4 +148,36 @@ TEST_CASE("verbs;ofi_rxm: writes complete at transmit, proved by a read the prov
     CHECK(c.fence);
     // Every other provider's writes are delivered when they complete.
     CHECK(read_contract(*returned("cxi", FI_MR_ENDPOINT | FI_MR_ALLOCATED, 0)).writes_delivered);
+}
+
+TEST_CASE("keys we choose fit the key size and are reused oldest-freed first, never while live",
+          "[contract][keys]") {
+    ClientKeys keys(1);  // 255 keys: 1..255
+    CHECK(keys.limit() == 255);
+    std::vector<uint64_t> held(255);
+    for (uint64_t &k : held) REQUIRE(keys.take(&k));
+    CHECK(held.front() == 1);
+    CHECK(held.back() == 255);
+    uint64_t k = 0;
+    CHECK_FALSE(keys.take(&k));  // all live: refused, not wrapped onto a live one
+    keys.give(17);
+    keys.give(3);
+    REQUIRE(keys.take(&k));
+    CHECK(k == 17);  // freed first, reused first
+    REQUIRE(keys.take(&k));
+    CHECK(k == 3);
+    CHECK_FALSE(keys.take(&k));
+    // A churn of windows on 2-byte keys (opx) never runs out while few are live at once.
+    ClientKeys opx(2);
+    uint64_t a = 0, b = 0;
+    for (int i = 0; i < 200000; ++i) {
+        REQUIRE(opx.take(&a));
+        REQUIRE(opx.take(&b));
+        CHECK((a != b && a >= 1 && a <= 0xffff && b >= 1 && b <= 0xffff));
+        opx.give(a);
+        opx.give(b);
+    }
+    ClientKeys wide(8);
+    REQUIRE(wide.take(&k));
+    CHECK(k == 1);
 }

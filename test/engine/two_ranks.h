@@ -5,9 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "../../osc_fabric/engine/engine_instance.h"
 #include "osc_fabric/engine.h"
 
 // An allocated window of `size` bytes, disp_unit 1, rank `rank` of `comm_size`.
@@ -75,6 +78,8 @@ struct TwoRanks {
             if (eng[r]) oscf_engine_close(eng[r]);
     }
     char *mem(int r) const { return static_cast<char *>(base[r]); }
+    // What the provider promised (provider_contract.h): expectations that depend on it say so.
+    const oscf::ProviderContract &contract() const { return eng[0]->fabric->contract(); }
     oscf_win_stats stats(int r) const {
         oscf_win_stats s{};
         oscf_win_get_stats(win[r], &s);
@@ -82,9 +87,22 @@ struct TwoRanks {
     }
 };
 
-// The providers every engine test runs over.
+// The providers every engine test runs over: shm and tcp, or the comma-separated list in
+// OSCF_TEST_PROVIDERS (the strict provider's profiles run the suite that way, meson.build
+// in test/strict_provider).
+inline std::vector<std::string> test_providers() {
+    std::vector<std::string> out;
+    const char *env = std::getenv("OSCF_TEST_PROVIDERS");
+    std::string list = env && *env ? env : "shm,tcp";
+    for (size_t at = 0; at <= list.size();) {
+        const size_t end = std::min(list.find(',', at), list.size());
+        if (end > at) out.push_back(list.substr(at, end - at));
+        at = end + 1;
+    }
+    return out;
+}
 inline std::string test_provider() {
-    return GENERATE(as<std::string>{}, "shm", "tcp");
+    return GENERATE(from_range(test_providers()));
 }
 
 // Accumulate-family tests run over both providers and both paths (AUTO picks active
