@@ -10,6 +10,7 @@
 namespace oscf {
 
 void DeliveryProof::park(fid_ep *ep, OpContext *c) {
+    contexts_.leave_queue(c);  // it left us: the provider's queue no longer holds it
     Target &t = targets_[c->dest];
     t.parked.push_back(c);
     if (!t.reading) post_read(ep, c->dest, t);
@@ -19,7 +20,8 @@ void DeliveryProof::post_read(fid_ep *ep, fi_addr_t dest, Target &t) {
     // One byte of the newest parked write's own target: readable, since every region we
     // publish is registered for remote reads too, and ordered behind all parked writes.
     const OpContext *newest = t.parked.back();
-    OpContext *r = contexts_.take(nullptr);
+    // Past the transmit queue's limit if need be: it is what frees the writes' contexts.
+    OpContext *r = contexts_.take(nullptr, true);
     r->role = OpContext::Role::proof;
     r->dest = dest;
     r->iov = {t.sink, 1};

@@ -199,6 +199,7 @@ int Fabric::setup(info_ptr info) {
 
     contract_ = read_contract(*info_);
     keys_ = std::make_unique<ClientKeys>(contract_.mr_key_size);
+    tx_limit_ = contract_.tx_size ? contract_.tx_size : SIZE_MAX;
     if (!contract_.writes_delivered)
         proof_ = std::make_unique<DeliveryProof>(contexts_, !contract_.read_after_write);
     log(5, "provider %s: mr_mode 0x%x, mode 0x%llx, inject %zu, iov %zu/%zu", provider_.c_str(),
@@ -228,7 +229,8 @@ void Fabric::complete(void *op_context, int status, size_t len) {
 
 ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_t remote, uint64_t key,
                     Completion *done, bool *injected) {
-    OpContext *c = contexts_.take(done);
+    if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
+    OpContext *c = contexts_.take(done, true);
     c->iov = {local, len};
     c->rma_iov = {remote, len, key};
     fi_msg_rma msg{};
@@ -252,7 +254,8 @@ ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_
 
 ssize_t Fabric::atomic(const void *src, size_t count, fi_datatype dt, fi_op op, fi_addr_t dest,
                        uint64_t remote, uint64_t key, Completion *done) {
-    OpContext *c = contexts_.take(done);
+    if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
+    OpContext *c = contexts_.take(done, true);
     c->iov = {const_cast<void *>(src), count};
     c->rma_iov = {remote, count, key};
     fi_msg_atomic msg{};
@@ -273,7 +276,8 @@ ssize_t Fabric::atomic(const void *src, size_t count, fi_datatype dt, fi_op op, 
 
 ssize_t Fabric::fetch_atomic(const void *src, size_t count, void *result, fi_datatype dt, fi_op op,
                              fi_addr_t dest, uint64_t remote, uint64_t key, Completion *done) {
-    OpContext *c = contexts_.take(done);
+    if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
+    OpContext *c = contexts_.take(done, true);
     const ssize_t rc =
         fi_fetch_atomic(ep_.get(), src, count, nullptr, result, nullptr, dest, remote, key, dt, op, c);
     if (rc) contexts_.give(c);
@@ -283,7 +287,8 @@ ssize_t Fabric::fetch_atomic(const void *src, size_t count, void *result, fi_dat
 ssize_t Fabric::compare_atomic(const void *src, size_t count, const void *compare, void *result,
                                fi_datatype dt, fi_op op, fi_addr_t dest, uint64_t remote, uint64_t key,
                                Completion *done) {
-    OpContext *c = contexts_.take(done);
+    if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
+    OpContext *c = contexts_.take(done, true);
     const ssize_t rc = fi_compare_atomic(ep_.get(), src, count, nullptr, compare, nullptr, result, nullptr,
                                          dest, remote, key, dt, op, c);
     if (rc) contexts_.give(c);
@@ -291,7 +296,8 @@ ssize_t Fabric::compare_atomic(const void *src, size_t count, const void *compar
 }
 
 ssize_t Fabric::send(const void *buf, size_t len, fi_addr_t dest, Completion *done) {
-    OpContext *c = contexts_.take(done);
+    if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
+    OpContext *c = contexts_.take(done, true);
     const ssize_t rc = fi_send(ep_.get(), buf, len, nullptr, dest, c);
     if (rc) contexts_.give(c);
     return rc;
@@ -302,7 +308,7 @@ ssize_t Fabric::inject(const void *buf, size_t len, fi_addr_t dest) {
 }
 
 ssize_t Fabric::recv(void *buf, size_t len, Completion *done) {
-    OpContext *c = contexts_.take(done);
+    OpContext *c = contexts_.take(done, false);
     const ssize_t rc = fi_recv(ep_.get(), buf, len, nullptr, FI_ADDR_UNSPEC, c);
     if (rc) contexts_.give(c);
     return rc;

@@ -108,6 +108,7 @@ private:
     ProviderContract contract_;
     std::vector<uint8_t> local_addr_;
     std::unordered_map<std::string, fi_addr_t> addr_cache_;
+    size_t tx_limit_ = SIZE_MAX;  // transmit operations in flight at most (tx_attr->size)
 };
 
 }  // namespace oscf

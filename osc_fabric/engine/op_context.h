@@ -40,6 +40,7 @@ struct OpContext {
     // a provider whose writes complete at transmit, only that it left (delivery_proof.h).
     enum class Role : uint8_t { plain, write_to_prove, proof } role = Role::plain;
     fi_addr_t dest = FI_ADDR_UNSPEC;  // write_to_prove and proof: the target
+    bool tx = false;                  // holds a place in the transmit queue (ContextPool)
     // The one local and one remote segment of a message-form post (fi_*msg): libfabric's
     // iovec/fi_ioc and fi_rma_iov/fi_rma_ioc have the same layouts, so one pair serves RMA
     // and atomics.
@@ -54,26 +55,41 @@ static_assert(sizeof(fi_rma_iov) == sizeof(fi_rma_ioc) &&
                   offsetof(fi_rma_ioc, key) == offsetof(fi_rma_iov, key),
               "one remote segment serves RMA and atomics");
 
+// Also counts the transmit operations in the provider's queue, which Fabric keeps within
+// the provider's tx_attr->size: a provider that takes more than it promised (tcp;ofi_rxm
+// took a million puts) would otherwise have us hold a context for each.
 class ContextPool {
 public:
-    OpContext *take(Completion *done) {
+    // tx: a transmit operation (RMA, atomic, send), not a receive.
+    OpContext *take(Completion *done, bool tx) {
         if (free_.empty()) grow();
         OpContext *c = free_.back();
         free_.pop_back();
         c->done = done;
         c->role = OpContext::Role::plain;
+        c->tx = tx;
+        tx_ += tx;
         ++outstanding_;
         return c;
     }
     // Gives c back and returns what it was to complete.
     Completion *give(OpContext *c) {
+        leave_queue(c);
         Completion *done = c->done;
         c->done = nullptr;
         free_.push_back(c);
         --outstanding_;
         return done;
     }
+    // c's CQ entry was read but c stays taken (a write awaiting its delivery proof): its
+    // place in the transmit queue is free again.
+    void leave_queue(OpContext *c) {
+        if (!c->tx) return;
+        c->tx = false;
+        --tx_;
+    }
     size_t outstanding() const { return outstanding_; }
+    size_t in_transmit_queue() const { return tx_; }
 
 private:
     // Blocks never move, so a context stays where the provider was told it is.
@@ -87,6 +103,7 @@ private:
     std::vector<std::unique_ptr<OpContext[]>> blocks_;
     std::vector<OpContext *> free_;
     size_t outstanding_ = 0;
+    size_t tx_ = 0;
 };
 
 }  // namespace oscf

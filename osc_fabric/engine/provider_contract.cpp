@@ -129,6 +129,7 @@ ProviderContract read_contract(const fi_info &info) {
     c.max_msg_size = ep.max_msg_size;
     c.iov_limit = tx.iov_limit;
     c.rma_iov_limit = tx.rma_iov_limit;
+    c.tx_size = tx.size;
 
     c.virt_addr = (mr_mode & (FI_MR_VIRT_ADDR | kMrBasic)) != 0;
     c.prov_key = (mr_mode & (FI_MR_PROV_KEY | kMrBasic)) != 0;

@@ -27,6 +27,7 @@ struct ProviderContract {
     size_t max_msg_size = 0;   // one fi_write/fi_read moves at most this much
     size_t iov_limit = 1;      // local segments of one message-form call (we post 1)
     size_t rma_iov_limit = 1;  // remote segments of one call (we post 1)
+    size_t tx_size = 0;        // transmit operations the provider queues at once (0: no limit said)
 
     // Memory registration.
     bool virt_addr = false;    // remote addresses are virtual addresses, not MR offsets
