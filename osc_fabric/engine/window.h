@@ -19,7 +19,10 @@
 // node, with node_link.h and node_atomics.h; puts and gets to their MPI_Win_create
 // windows by cross-memory attach, cross_memory.h), direct_view.cpp (when the MPI layer
 // may take that road without calling in). Messages: am.cpp, each origin's order in
-// message_stream.h. The headers named here hold rules with no fabric in them, each
+// message_stream.h. Below every window: fabric.h (the endpoint and every libfabric data
+// call, each with its own context, op_context.h; writes proved delivered where they
+// complete at transmit, delivery_proof.h) and provider_contract.h (what the provider
+// demands and offers). The headers named here hold rules with no fabric in them, each
 // with its own tests in test/engine.
 #pragma once
 
