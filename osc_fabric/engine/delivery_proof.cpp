@@ -24,15 +24,7 @@ void DeliveryProof::post_read(fid_ep *ep, fi_addr_t dest, Target &t) {
     OpContext *r = contexts_.take(nullptr, true);
     r->role = OpContext::Role::proof;
     r->dest = dest;
-    r->iov = {t.sink, 1};
-    r->rma_iov = {newest->rma_iov.addr, 1, newest->rma_iov.key};
-    fi_msg_rma msg{};
-    msg.msg_iov = &r->iov;
-    msg.iov_count = 1;
-    msg.addr = dest;
-    msg.rma_iov = &r->rma_iov;
-    msg.rma_iov_count = 1;
-    msg.context = r;
+    const fi_msg_rma msg = r->rma_msg(dest, t.sink, 1, newest->rma_iov.addr, newest->rma_iov.key);
     const ssize_t rc = fi_readmsg(ep, &msg, FI_COMPLETION | (fenced_ ? FI_FENCE : 0));
     if (rc == 0) {
         t.reading = true;

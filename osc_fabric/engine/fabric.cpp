@@ -231,15 +231,7 @@ ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_
                     Completion *done, bool *injected) {
     if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
     OpContext *c = contexts_.take(done, true);
-    c->iov = {local, len};
-    c->rma_iov = {remote, len, key};
-    fi_msg_rma msg{};
-    msg.msg_iov = &c->iov;
-    msg.iov_count = 1;
-    msg.addr = dest;
-    msg.rma_iov = &c->rma_iov;
-    msg.rma_iov_count = 1;
-    msg.context = c;
+    const fi_msg_rma msg = c->rma_msg(dest, local, len, remote, key);
     ssize_t rc;
     if (!write) {
         rc = fi_readmsg(ep_.get(), &msg, FI_COMPLETION);

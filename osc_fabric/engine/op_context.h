@@ -46,6 +46,21 @@ struct OpContext {
     // and atomics.
     iovec iov{};
     fi_rma_iov rma_iov{};
+
+    // The message form of one contiguous RMA between local and (remote, key) at dest,
+    // its arrays here so they live until completion.
+    fi_msg_rma rma_msg(fi_addr_t dest, void *local, size_t len, uint64_t remote, uint64_t key) {
+        iov = {local, len};
+        rma_iov = {remote, len, key};
+        fi_msg_rma msg{};
+        msg.msg_iov = &iov;
+        msg.iov_count = 1;
+        msg.addr = dest;
+        msg.rma_iov = &rma_iov;
+        msg.rma_iov_count = 1;
+        msg.context = this;
+        return msg;
+    }
 };
 static_assert(offsetof(OpContext, provider) == 0, "the provider's share must come first");
 static_assert(sizeof(fi_context2) >= sizeof(fi_context), "FI_CONTEXT2 covers FI_CONTEXT");
