@@ -3,6 +3,8 @@
 // atomic.cpp.
 #include "strict.h"
 
+#include <rdma/fi_collective.h>
+
 #include <cstring>
 #include <mutex>
 
@@ -210,6 +212,22 @@ static fi_ops_cm g_cm_ops = {
     STRICT_NOSYS(fi_ops_cm, shutdown),
     STRICT_NOSYS(fi_ops_cm, join),
 };
+// No collectives: every entry answers -FI_ENOSYS (the inline wrappers call some unchecked).
+static fi_ops_collective g_collective_ops = {
+    sizeof(fi_ops_collective),
+    STRICT_NOSYS(fi_ops_collective, barrier),
+    STRICT_NOSYS(fi_ops_collective, broadcast),
+    STRICT_NOSYS(fi_ops_collective, alltoall),
+    STRICT_NOSYS(fi_ops_collective, allreduce),
+    STRICT_NOSYS(fi_ops_collective, allgather),
+    STRICT_NOSYS(fi_ops_collective, reduce_scatter),
+    STRICT_NOSYS(fi_ops_collective, reduce),
+    STRICT_NOSYS(fi_ops_collective, scatter),
+    STRICT_NOSYS(fi_ops_collective, gather),
+    STRICT_NOSYS(fi_ops_collective, msg),
+    STRICT_NOSYS(fi_ops_collective, barrier2),
+};
+
 static fi_ops_tagged g_tagged_ops = {
     sizeof(fi_ops_tagged),
     STRICT_NOSYS(fi_ops_tagged, recv),
@@ -245,7 +263,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) {
     e->ep.rma = &g_rma_ops;
     e->ep.tagged = &g_tagged_ops;
     e->ep.atomic = &g_atomic_ops;
-    e->ep.collective = nullptr;
+    e->ep.collective = &g_collective_ops;
     d->children++;
     *ep = &e->ep;
     return 0;

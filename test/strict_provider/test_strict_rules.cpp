@@ -7,6 +7,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -384,6 +385,35 @@ TEST_CASE("psm3: data operations need a context that is not outstanding", "[psm3
     }
     CHECK(seen == 3);
     CHECK(std::string(rbuf) == "hello");
+}
+
+// A closed endpoint takes its posted operations with it (the engine closes one with its
+// receives still posted): their contexts are the application's again, and nothing of
+// them is reported later.
+TEST_CASE("psm3: the contexts of a closed endpoint's operations are free again", "[psm3][strict]") {
+    static fi_context rctx;  // outlives the first world: the same object is posted again below
+    char rbuf[16] = {};
+    const uint64_t before = violations();
+    {
+        world w("psm3", kCaps, 0, FI_CONTEXT);
+        REQUIRE(w.status == 0);
+        REQUIRE(post(w.cq, [&] {
+                    return fi_recv(w.ep[1], rbuf, sizeof(rbuf), nullptr, FI_ADDR_UNSPEC, &rctx);
+                }) == 0);
+    }  // closed with the receive posted
+    world w("psm3", kCaps, 0, FI_CONTEXT);
+    REQUIRE(w.status == 0);
+    CHECK(post(w.cq, [&] { return fi_recv(w.ep[1], rbuf, sizeof(rbuf), nullptr, FI_ADDR_UNSPEC, &rctx); }) ==
+          0);
+    CHECK(violations() == before);
+}
+
+// What the provider does not wrap answers -FI_ENOSYS, never a null function.
+TEST_CASE("psm3: collectives, which no profile offers here, answer -FI_ENOSYS", "[psm3][strict]") {
+    world w("psm3", kCaps, 0, FI_CONTEXT);
+    REQUIRE(w.status == 0);
+    fi_context ctx;
+    CHECK(fi_barrier(w.ep[0], 0, &ctx) == -FI_ENOSYS);
 }
 
 TEST_CASE("psm3: an application writing into the provider's context share gets an error", "[psm3][strict]") {
