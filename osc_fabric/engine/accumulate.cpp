@@ -7,9 +7,9 @@
 //
 // Ordering (accumulate_ordering): for each requested ordering the provider does not
 // guarantee on this path, an accumulate waits until the earlier accumulates to the same
-// target completed. Active messages are ordered when the provider keeps send-after-send
-// order, because the target applies them in the order sent (AmHeader::seq: receives may
-// complete out of that order, am.cpp). With "none" nothing waits
+// target completed. Active messages are ordered on every provider, because the target
+// applies them in the order sent (AmHeader::seq: receives may complete out of that
+// order, and without FI_ORDER_SAS arrive so, am.cpp). With "none" nothing waits
 // and back-to-back accumulates overlap in flight. Plain accumulates on the
 // active-message path are coalesced per target (accumulate_batch.cpp).
 #include <rdma/fi_atomic.h>
@@ -29,10 +29,11 @@ int oscf_win::target_range(Guard &lk, int target, size_t len, int64_t disp, int6
     return resolve(lk, target, disp, offset, len, what, w);
 }
 
+// Emulated accumulates are requests, which the target serves in the order sent whatever
+// order the provider delivers them in (MessageStream, am.cpp): they keep every ordering
+// by themselves. Native ones keep what the provider promises for atomics.
 int oscf_win::order_accumulate(Guard &lk, Peer &p, oscf_acc_path path) {
-    unsigned kept = path == OSCF_PATH_AM
-                        ? (fab().contract().send_after_send ? unsigned{OSCF_ORDER_DEFAULT} : 0u)
-                        : fab().contract().atomic_order;
+    const unsigned kept = path == OSCF_PATH_AM ? unsigned{OSCF_ORDER_DEFAULT} : fab().contract().atomic_order;
     if ((acc_ordering_ & ~kept) == 0 || p.acc.idle()) return OSCF_OK;
     ++stats.ordering_waits;
     return wait_idle(lk, p.acc);

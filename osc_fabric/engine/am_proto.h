@@ -41,7 +41,7 @@ enum AmOpcode : uint8_t {
     kAmReply = 2,        // payload: old target values when the request asked to fetch
     kAmBatch = 3,        // payload: count AmRecords, each followed by its padded data
     kAmFlush = 4,        // no payload; its reply says every earlier message from this
-                         // origin was applied (providers with send-after-send order)
+                         // origin was applied (served in the order sent, MessageStream)
     kAmLockShared = 5,   // no payload; take a shared hold on the lock word (lock.cpp). If an
                          // exclusive holder has it, the target holds this request and every
                          // later one from the same origin to the same window until it can

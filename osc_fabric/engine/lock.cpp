@@ -13,8 +13,9 @@
 // nobody is owed an answer, so unlock costs no round trip of its own. Releases are
 // counted on releases_ (under all_ops_), so freeing the window still waits for them; if
 // a later acquire of ours overtakes one, it sees the lock taken and retries.
-// As an active message over a provider that keeps send-after-send order, a release
-// asks for no reply at all: our next message to that target arrives after it, and a
+// As an active message a release asks for no reply at all: the target serves our
+// requests to the window in the order we sent them, whatever order the provider
+// delivers them in (MessageStream, am.cpp), so our next one is served after it, and a
 // reply would only queue in front of the next acquire's (on tcp;ofi_rxm it made
 // back-to-back lock + unlock a round trip slower: perf/README.md). Window free
 // then sends one kAmFlush to each target whose release went unanswered.
@@ -251,18 +252,10 @@ int oscf_win::release(Peer &p, Hold hold) {
     }
     ++stats.lock_attempts;
     if (!lock_words_native()) {
-        const bool silent = fab().contract().send_after_send;
-        AmHeader h = am_request(p, kAmAccumulate, OSCF_TYPE_UINT64, OSCF_OP_SUM,
-                                kAmStateWord | (silent ? kAmNoReply : 0), 1, offset);
-        if (silent) {
-            p.lock.release_went_silent();
-            return eng_.am->send(p.addr, h, delta, sizeof *delta);
-        }
-        h.token = eng_.am->new_request(&releases_, nullptr, 0);
-        releases_.on_post();
-        int rc = eng_.am->send(p.addr, h, delta, sizeof *delta);
-        if (rc) releases_.on_complete(rc);
-        return rc;
+        AmHeader h =
+            am_request(p, kAmAccumulate, OSCF_TYPE_UINT64, OSCF_OP_SUM, kAmStateWord | kAmNoReply, 1, offset);
+        p.lock.release_went_silent();
+        return eng_.am->send(p.addr, h, delta, sizeof *delta);
     }
     int rc =
         post_atomic_write(p, delta, 1, FI_UINT64, FI_SUM, p.state_base + offset, p.state_key, &releases_);
@@ -297,8 +290,10 @@ int oscf_win::await_earlier_lock(Guard &lk) {
     return rc ? rc : await_grant(lk, q);
 }
 
+// Lock words as active messages: the target queues the request, and what we send after
+// it is served after it (MessageStream), on any provider.
 bool oscf_win::lock_requests_queue() const {
-    return !lock_words_native() && fab().contract().send_after_send;
+    return !lock_words_native();
 }
 
 // The request leaves with the first batch to the target (kAmTakeShared or

@@ -142,7 +142,6 @@ ProviderContract read_contract(const fi_info &info) {
     c.async_iov = (info.mode & FI_ASYNC_IOV) != 0;
 
     c.atomic_order = guaranteed_atomic_order(tx, ep);
-    c.send_after_send = (tx.msg_order & FI_ORDER_SAS) != 0;
     c.fence = (info.caps & FI_FENCE) != 0;
     // FI_ORDER_RAW is the older bit for every kind of operation; tcp;ofi_rxm sets only the
     // RMA one.

@@ -44,7 +44,6 @@ struct ProviderContract {
 
     // Completion and ordering.
     unsigned atomic_order = 0;      // OSCF_ORDER_* bits native atomics keep by themselves
-    bool send_after_send = false;   // messages arrive in the order sent (FI_ORDER_SAS)
     bool fence = false;             // FI_FENCE is accepted
     bool read_after_write = false;  // an RMA read is not served before earlier writes (FI_ORDER_[RMA_]RAW)
     // False where a write's completion means only that it left us: then a read behind

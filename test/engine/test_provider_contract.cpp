@@ -126,7 +126,6 @@ TEST_CASE("atomic ordering counts only where max_order size covers the operation
     i->ep_attr->max_order_raw_size = 0;  // advertised, but for no size at all
     i->ep_attr->max_order_waw_size = 1 << 20;
     const ProviderContract c = read_contract(*i);
-    CHECK(c.send_after_send);
     CHECK((c.atomic_order & OSCF_ORDER_WAW));
     CHECK_FALSE((c.atomic_order & OSCF_ORDER_RAW));
 }

@@ -64,13 +64,9 @@ TEST_CASE("a run of small puts leaves as few messages and lands whole at the flu
     // soon depends on scheduling), shm writes them and tcp batches only if busy.
     const oscf_win_stats st = t.stats(0);
     CHECK(st.puts + st.puts_batched == kPuts);
-    // Where lock requests wait at the target (send_after_send, lock.cpp) they travel
-    // with puts behind them; elsewhere the lock is held before the first put leaves.
-    if (t.contract().send_after_send) {
-        CHECK(st.puts_batched >= oscf::kAmMaxPayload / 24);  // one full batch: 24 bytes a record
-        // 5 messages at most for the batched ones, not one per put.
-        CHECK(st.am_batches <= 6);
-    }
+    CHECK(st.puts_batched >= oscf::kAmMaxPayload / 24);  // one full batch: 24 bytes a record
+    // 5 messages at most for the batched ones, not one per put.
+    CHECK(st.am_batches <= 6);
 }
 
 TEST_CASE("get under lock_all returns the target's bytes after flush", "[rma]") {
