@@ -229,70 +229,53 @@ void Fabric::complete(void *op_context, int status, size_t len) {
 
 ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_t remote, uint64_t key,
                     Completion *done, bool *injected) {
-    if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
-    OpContext *c = contexts_.take(done, true);
-    const fi_msg_rma msg = c->rma_msg(dest, local, len, remote, key);
-    ssize_t rc;
-    if (!write) {
-        rc = fi_readmsg(ep_.get(), &msg, FI_COMPLETION);
-    } else {
+    return post(done, true, [&](OpContext *c) {
+        const fi_msg_rma msg = c->rma_msg(dest, local, len, remote, key);
+        if (!write) return fi_readmsg(ep_.get(), &msg, FI_COMPLETION);
         const bool inject = len <= contract_.inject_size;
         if (injected) *injected = inject;
-        rc = fi_writemsg(ep_.get(), &msg, write_flags(c, dest) | (inject ? FI_INJECT : 0));
-    }
-    if (rc) contexts_.give(c);
-    return rc;
+        return fi_writemsg(ep_.get(), &msg, write_flags(c, dest) | (inject ? FI_INJECT : 0));
+    });
 }
 
 ssize_t Fabric::atomic(const void *src, size_t count, fi_datatype dt, fi_op op, fi_addr_t dest,
                        uint64_t remote, uint64_t key, Completion *done) {
-    if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
-    OpContext *c = contexts_.take(done, true);
-    c->iov = {const_cast<void *>(src), count};
-    c->rma_iov = {remote, count, key};
-    fi_msg_atomic msg{};
-    msg.msg_iov = reinterpret_cast<const fi_ioc *>(&c->iov);
-    msg.iov_count = 1;
-    msg.addr = dest;
-    msg.rma_iov = reinterpret_cast<const fi_rma_ioc *>(&c->rma_iov);
-    msg.rma_iov_count = 1;
-    msg.datatype = dt;
-    msg.op = op;
-    msg.context = c;
-    // No FI_INJECT here: injected atomics asking for delivery completion never
-    // complete on tcp;ofi_rxm 1.17 (seen in test_accumulate).
-    const ssize_t rc = fi_atomicmsg(ep_.get(), &msg, write_flags(c, dest));
-    if (rc) contexts_.give(c);
-    return rc;
+    return post(done, true, [&](OpContext *c) {
+        c->iov = {const_cast<void *>(src), count};
+        c->rma_iov = {remote, count, key};
+        fi_msg_atomic msg{};
+        msg.msg_iov = reinterpret_cast<const fi_ioc *>(&c->iov);
+        msg.iov_count = 1;
+        msg.addr = dest;
+        msg.rma_iov = reinterpret_cast<const fi_rma_ioc *>(&c->rma_iov);
+        msg.rma_iov_count = 1;
+        msg.datatype = dt;
+        msg.op = op;
+        msg.context = c;
+        // No FI_INJECT here: injected atomics asking for delivery completion never
+        // complete on tcp;ofi_rxm 1.17 (seen in test_accumulate).
+        return fi_atomicmsg(ep_.get(), &msg, write_flags(c, dest));
+    });
 }
 
 ssize_t Fabric::fetch_atomic(const void *src, size_t count, void *result, fi_datatype dt, fi_op op,
                              fi_addr_t dest, uint64_t remote, uint64_t key, Completion *done) {
-    if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
-    OpContext *c = contexts_.take(done, true);
-    const ssize_t rc =
-        fi_fetch_atomic(ep_.get(), src, count, nullptr, result, nullptr, dest, remote, key, dt, op, c);
-    if (rc) contexts_.give(c);
-    return rc;
+    return post(done, true, [&](OpContext *c) {
+        return fi_fetch_atomic(ep_.get(), src, count, nullptr, result, nullptr, dest, remote, key, dt, op, c);
+    });
 }
 
 ssize_t Fabric::compare_atomic(const void *src, size_t count, const void *compare, void *result,
                                fi_datatype dt, fi_op op, fi_addr_t dest, uint64_t remote, uint64_t key,
                                Completion *done) {
-    if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
-    OpContext *c = contexts_.take(done, true);
-    const ssize_t rc = fi_compare_atomic(ep_.get(), src, count, nullptr, compare, nullptr, result, nullptr,
-                                         dest, remote, key, dt, op, c);
-    if (rc) contexts_.give(c);
-    return rc;
+    return post(done, true, [&](OpContext *c) {
+        return fi_compare_atomic(ep_.get(), src, count, nullptr, compare, nullptr, result, nullptr, dest,
+                                 remote, key, dt, op, c);
+    });
 }
 
 ssize_t Fabric::send(const void *buf, size_t len, fi_addr_t dest, Completion *done) {
-    if (contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
-    OpContext *c = contexts_.take(done, true);
-    const ssize_t rc = fi_send(ep_.get(), buf, len, nullptr, dest, c);
-    if (rc) contexts_.give(c);
-    return rc;
+    return post(done, true, [&](OpContext *c) { return fi_send(ep_.get(), buf, len, nullptr, dest, c); });
 }
 
 ssize_t Fabric::inject(const void *buf, size_t len, fi_addr_t dest) {
@@ -300,10 +283,8 @@ ssize_t Fabric::inject(const void *buf, size_t len, fi_addr_t dest) {
 }
 
 ssize_t Fabric::recv(void *buf, size_t len, Completion *done) {
-    OpContext *c = contexts_.take(done, false);
-    const ssize_t rc = fi_recv(ep_.get(), buf, len, nullptr, FI_ADDR_UNSPEC, c);
-    if (rc) contexts_.give(c);
-    return rc;
+    return post(done, false,
+                [&](OpContext *c) { return fi_recv(ep_.get(), buf, len, nullptr, FI_ADDR_UNSPEC, c); });
 }
 
 int Fabric::insert_address(const void *addr, size_t len, fi_addr_t *out) {

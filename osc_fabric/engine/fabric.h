@@ -74,7 +74,6 @@ public:
         if (proof_) proof_->retry(ep_.get());
     }
     uint64_t proof_reads() const { return proof_ ? proof_->reads() : 0; }
-    size_t outstanding() const { return contexts_.outstanding(); }
 
     fid_ep *ep() const { return ep_.get(); }
     fid_domain *domain() const { return domain_.get(); }
@@ -85,6 +84,16 @@ private:
     // Completion flags of a write posted with c: delivery complete, or transmit complete
     // with c marked for a delivery proof.
     uint64_t write_flags(OpContext *c, fi_addr_t dest) const;
+    // Every post: a transmit one waits (-FI_EAGAIN) while tx_attr->size are in flight;
+    // the context goes back when the provider refuses the post.
+    template <class Post>
+    ssize_t post(Completion *done, bool tx, Post post) {
+        if (tx && contexts_.in_transmit_queue() >= tx_limit_) return -FI_EAGAIN;
+        OpContext *c = contexts_.take(done, tx);
+        const ssize_t rc = post(c);
+        if (rc) contexts_.give(c);
+        return rc;
+    }
     // A step of setup() failed: logged at level 1 with the provider's name, so a job
     // that did not ask for osc/fabric by name declines silently (the help message
     // quotes it when it did), and another provider may still serve.

@@ -84,7 +84,6 @@ public:
         c->role = OpContext::Role::plain;
         c->tx = tx;
         tx_ += tx;
-        ++outstanding_;
         return c;
     }
     // Gives c back and returns what it was to complete.
@@ -93,7 +92,6 @@ public:
         Completion *done = c->done;
         c->done = nullptr;
         free_.push_back(c);
-        --outstanding_;
         return done;
     }
     // c's CQ entry was read but c stays taken (a write awaiting its delivery proof): its
@@ -103,7 +101,6 @@ public:
         c->tx = false;
         --tx_;
     }
-    size_t outstanding() const { return outstanding_; }
     size_t in_transmit_queue() const { return tx_; }
 
 private:
@@ -117,7 +114,6 @@ private:
     }
     std::vector<std::unique_ptr<OpContext[]>> blocks_;
     std::vector<OpContext *> free_;
-    size_t outstanding_ = 0;
     size_t tx_ = 0;
 };
 
