@@ -293,7 +293,8 @@ static void setup(struct bench *b)
     if (b->opt.way == WAY_PUSH && b->fi.info->domain_attr->cq_data_size < 4)
         bench_die(BENCH_EXIT_FAILURE, "%s carries no remote CQ data: -t push needs it",
                   b->fi.info->fabric_attr->prov_name);
-    b->virt_addr = (b->fi.info->domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
+    /* 1: the legacy FI_MR_BASIC, whose name libfabric 2 deprecates. */
+    b->virt_addr = (b->fi.info->domain_attr->mr_mode & (FI_MR_VIRT_ADDR | 1)) != 0;
     raw_ep_connect(&b->fi, 1 - b->rank);
 
     const struct options *o = &b->opt;

@@ -15,7 +15,10 @@
 namespace oscf {
 namespace {
 
-constexpr uint32_t kFabricVersion = FI_VERSION(1, 9);
+// The API of the headers we were built with, as libfabric asks: a provider then gives the
+// semantics those headers describe (libfabric 2 drops some 1.x behaviour for 2.x callers).
+// The loader binds the symbol versions of the same library (libfabric_abi.py).
+constexpr uint32_t kFabricVersion = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
 
 std::vector<std::string> split_list(const char *s) {
     std::vector<std::string> out;

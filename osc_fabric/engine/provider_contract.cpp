@@ -21,10 +21,7 @@ namespace {
 // binds only device memory, which we never register.
 constexpr uint64_t kMrModeAsked = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
 constexpr uint64_t kMrModeHonoured = kMrModeAsked | FI_MR_HMEM;
-// The two values of the pre-1.5 enum, which some providers still hand back: FI_MR_BASIC
-// means VIRT_ADDR | PROV_KEY | ALLOCATED, FI_MR_SCALABLE offsets and keys we choose.
-constexpr uint64_t kMrBasic = FI_MR_BASIC;
-constexpr uint64_t kMrLegacy = FI_MR_BASIC | FI_MR_SCALABLE;
+constexpr uint64_t kMrLegacy = kMrBasic | kMrScalable;
 // Mode bits: every post has its own OpContext, whose first bytes are the provider's and
 // which holds the posted iov arrays until completion (op_context.h).
 constexpr uint64_t kModeHonoured = FI_CONTEXT | FI_CONTEXT2 | FI_ASYNC_IOV;

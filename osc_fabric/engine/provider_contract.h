@@ -19,6 +19,12 @@
 
 namespace oscf {
 
+// The two values of the pre-1.5 mr_mode enum, which some providers still hand back:
+// FI_MR_BASIC means VIRT_ADDR | PROV_KEY | ALLOCATED, FI_MR_SCALABLE offsets and keys we
+// choose. libfabric 2 deprecates the names (a warning at every use); the values stay.
+constexpr uint64_t kMrBasic = 1u << 0;
+constexpr uint64_t kMrScalable = 1u << 1;
+
 struct ProviderContract {
     std::string provider;
 

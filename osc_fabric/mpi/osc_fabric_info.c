@@ -10,9 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "opal/util/info.h"
-#include "opal/util/info_subscriber.h"
 #include "opal/util/output.h"
+#include "osc_fabric_compat.h"
 
 typedef int (*parse_fn)(const char *value, unsigned *out);
 
@@ -47,7 +46,7 @@ int ompi_osc_fabric_read_info(struct opal_info_t *info, ompi_osc_fabric_module_t
         char value[OPAL_MAX_INFO_VAL + 1];
         int flag = 0;
         unsigned parsed = 0;
-        if (NULL != info) opal_info_get(info, keys[k].key, OPAL_MAX_INFO_VAL, value, &flag);
+        if (NULL != info) oscf_info_get(info, keys[k].key, value, sizeof value, &flag);
         if (!flag) {
             strncpy(value, keys[k].fallback, sizeof value - 1);
             value[sizeof value - 1] = '\0';
@@ -68,7 +67,8 @@ int ompi_osc_fabric_read_info(struct opal_info_t *info, ompi_osc_fabric_module_t
     return OMPI_SUCCESS;
 }
 
-static char *value_in_force(opal_infosubscriber_t *obj, char *key, char *value)
+static oscf_info_string value_in_force(opal_infosubscriber_t *obj, oscf_info_string key,
+                                       oscf_info_string value)
 {
     struct ompi_win_t *win = (struct ompi_win_t *)obj;
     ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *)win->w_osc_module;

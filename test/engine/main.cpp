@@ -1,5 +1,5 @@
 #define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 // What one target's batch of emulated accumulates holds (accumulate_batch.h): records
 // in the order appended, each readable the way the target's apply_batch reads it, and
 // never more than one message's payload.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <cstring>
 #include <vector>

@@ -1,7 +1,7 @@
 // Cross-memory copies (cross_memory.h), to and from this very process: the kernel takes
 // our own pid as it takes a peer's, so the iovec batching, the merging of adjacent
 // pieces and the error paths are checked without a second process.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <sys/types.h>
 #include <unistd.h>

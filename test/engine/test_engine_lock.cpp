@@ -1,6 +1,6 @@
 // The engine lock (progress.h) in both of its modes: a real lock when several threads
 // may enter the engine, and a flag that only catches re-entry when one thread does.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <mutex>
 #include <thread>

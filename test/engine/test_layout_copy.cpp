@@ -1,7 +1,7 @@
 // copy_layout: the bytes of one layout moved straight into another; LayoutStream: one
 // layout packed into a stream or unpacked from it; copy_pieces, the loop under both.
 // Without a fabric.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The per-origin message stream (message_stream.h): requests are served in the order
 // sent, whatever order they arrive in.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <cstring>
 #include <vector>

@@ -1,6 +1,6 @@
 // On-node accumulates (node_atomics.h) on their own: threads stand in for the processes
 // of a node updating one window's memory under its stripe locks.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <algorithm>
 #include <complex>

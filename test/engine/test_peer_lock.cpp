@@ -1,6 +1,6 @@
 // The rules of one target's lock state at the origin (peer_lock.h): which lock is
 // held, whether a release is owed, and what rides on the epoch's batches.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include "../../osc_fabric/engine/peer_lock.h"
 

@@ -2,7 +2,7 @@
 // fabric: each fi_info here is what a production provider hands back, as its man page
 // and sources describe it (DESIGN.md's table), so the rules that follow from it can be
 // checked where no such NIC is.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -67,7 +67,7 @@ TEST_CASE("cxi: regions are bound and enabled, addressed by offset, keys its own
 TEST_CASE("opx: FI_CONTEXT2 and FI_ASYNC_IOV handed back unasked are honoured, not refused", "[contract]") {
     // opx 1.22 hands back its configured FI_MR_SCALABLE (and FI_MR_HMEM when built with it)
     // and 2-byte keys, whatever the hints say.
-    info_ptr i = returned("opx", FI_MR_SCALABLE | FI_MR_HMEM, FI_CONTEXT2 | FI_ASYNC_IOV, 16);
+    info_ptr i = returned("opx", kMrScalable | FI_MR_HMEM, FI_CONTEXT2 | FI_ASYNC_IOV, 16);
     i->domain_attr->mr_key_size = 2;
     const ProviderContract c = read_contract(*i);
     CHECK(c.refusal.empty());
@@ -113,11 +113,11 @@ TEST_CASE("a demand the engine does not meet is refused with the demand named", 
 }
 
 TEST_CASE("the legacy FI_MR_BASIC value means virtual addresses and provider keys", "[contract]") {
-    const ProviderContract c = read_contract(*returned("sockets", FI_MR_BASIC, 0));
+    const ProviderContract c = read_contract(*returned("sockets", kMrBasic, 0));
     CHECK(c.refusal.empty());
     CHECK(c.virt_addr);
     CHECK(c.prov_key);
-    CHECK(read_contract(*returned("sockets", FI_MR_SCALABLE, 0)).refusal.empty());
+    CHECK(read_contract(*returned("sockets", kMrScalable, 0)).refusal.empty());
 }
 
 TEST_CASE("atomic ordering counts only where max_order size covers the operation", "[contract]") {

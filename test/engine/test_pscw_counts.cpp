@@ -1,6 +1,6 @@
 // The counting rules of PSCW (pscw_counts.h) between two simulated processes, with the
 // words each writes into the other's state as plain variables.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include "../../osc_fabric/engine/pscw_counts.h"
 

@@ -1,6 +1,6 @@
 // The reductions the active-message path applies at the target, on their own: no
 // fabric, just memory laid out the way a batch message or a user's window lays it.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <cmath>
 #include <cstdint>

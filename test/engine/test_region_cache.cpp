@@ -1,6 +1,6 @@
 // Finding regions and taking copies of a peer's region table (region_cache.h), without
 // a fabric: tables are built here as the owner lays them out (window_blob.h).
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <cstring>
 #include <vector>

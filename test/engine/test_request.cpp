@@ -1,6 +1,6 @@
 // A request-based operation's completion (request.h) without a fabric: parts are
 // completed by hand, as the CQ would.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include "../../osc_fabric/engine/request.h"
 

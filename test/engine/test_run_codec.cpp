@@ -1,6 +1,6 @@
 // The runs' wire form (run_codec.h): what the writer writes, the reader reads back, and
 // the reader refuses what no writer wrote.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <cstdint>
 #include <vector>

@@ -1,5 +1,5 @@
 // RunCursor: a target layout cut into messages, without a fabric.
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <cstdint>
 #include <vector>

@@ -3,7 +3,7 @@
 // the other. Window memory of both ranks is in this process, so tests check it directly.
 #pragma once
 
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <algorithm>
 #include <cstdlib>

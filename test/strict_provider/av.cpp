@@ -34,16 +34,21 @@ static fi_ops g_av_fi_ops = {
     STRICT_NOSYS(fi_ops, tostr),
     STRICT_NOSYS(fi_ops, ops_set),
 };
-static fi_ops_av g_av_ops = {
-    sizeof(fi_ops_av),
-    av_insert,
-    STRICT_NOSYS(fi_ops_av, insertsvc),
-    STRICT_NOSYS(fi_ops_av, insertsym),
-    av_remove,
-    av_lookup,
-    av_straddr,
-    STRICT_NOSYS(fi_ops_av, av_set),
-};
+// By member: libfabric 2 adds members (authorization keys, user ids) that 1.17 lacks,
+// and leaves them null here: nothing that loads this provider calls them.
+static fi_ops_av make_av_ops() {
+    fi_ops_av o{};
+    o.size = sizeof o;
+    o.insert = av_insert;
+    o.insertsvc = STRICT_NOSYS(fi_ops_av, insertsvc);
+    o.insertsym = STRICT_NOSYS(fi_ops_av, insertsym);
+    o.remove = av_remove;
+    o.lookup = av_lookup;
+    o.straddr = av_straddr;
+    o.av_set = STRICT_NOSYS(fi_ops_av, av_set);
+    return o;
+}
+static fi_ops_av g_av_ops = make_av_ops();
 
 int av_open(fid_domain *domain, fi_av_attr *attr, fid_av **av, void *context) {
     auto *d = owner<Domain>(domain);

@@ -45,6 +45,7 @@ int fabric_open(fi_fabric_attr *attr, fid_fabric **fabric, void *context) {
     // Our infos keep the inner fabric's name, so the inner fabric is found by name alone.
     fi_fabric_attr inner_attr = *attr;
     inner_attr.prov_name = const_cast<char *>(inner_prov_name());
+    inner_attr.prov_version = 0;  // ours (above any built-in: provider.cpp) would exceed the inner one's
     fid_fabric *raw = nullptr;
     int ret = fi_fabric(&inner_attr, &raw, context);
     if (ret) return ret;

@@ -292,8 +292,9 @@ constexpr profile kOpx = {
     // OPX_MR, FI_MR_SCALABLE unless configured otherwise [v1.22.0 prov/opx/configure.m4], is
     // what fi_opx_domain.c hands back whatever the hints ask: offsets and client keys. Builds
     // with OPX_HMEM add FI_MR_HMEM [fi_opx_domain.c, fi_opx_init.c], which binds only device
-    // memory; it is returned here so the engine is seen to accept it.
-    FI_MR_SCALABLE | FI_MR_HMEM,
+    // memory; it is returned here so the engine is seen to accept it. FI_MR_SCALABLE's
+    // value, 2: libfabric 2 deprecates the name.
+    2 | FI_MR_HMEM,
     0,
     0,
     2,  // the default info's mr_key_size [v1.22.0 prov/opx/src/fi_opx_info.c]

@@ -55,7 +55,9 @@ static int screen_hints(const profile &p, const fi_info *hints) {
         return -FI_ENODATA;
     if ((hints->caps & p.caps) != hints->caps) return -FI_ENODATA;
     uint64_t mr = hints->domain_attr ? static_cast<uint64_t>(hints->domain_attr->mr_mode) : 0;
-    if (mr == FI_MR_BASIC || mr == FI_MR_SCALABLE) mr = 0;  // legacy values carry no modern bits
+    // The legacy FI_MR_BASIC (1) and FI_MR_SCALABLE (2), by value: libfabric 2 deprecates
+    // the names. They carry no modern bits.
+    if (mr == 1 || mr == 2) mr = 0;
     // cxi adds FI_MR_ALLOCATED to hints of exactly FI_MR_ENDPOINT (cxip_info.c, no ODP).
     if (std::strcmp(p.name, "cxi") == 0 && mr == FI_MR_ENDPOINT) mr |= FI_MR_ALLOCATED;
     if ((mr & p.mr_required) != p.mr_required) return -FI_ENODATA;
@@ -144,8 +146,11 @@ static int strict_getinfo(uint32_t version, const char *node, const char *servic
 
 static void strict_cleanup() {}
 
+// A provider version above any built-in one (libfabric numbers its own major*100+minor):
+// of two providers with one name libfabric keeps the newer, and Debian 13's build has real
+// efa and verbs providers that would otherwise hide this one.
 static fi_provider g_provider = {
-    FI_VERSION(1, 0),
+    FI_VERSION(9999, 0),
     FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
     {},
     nullptr,

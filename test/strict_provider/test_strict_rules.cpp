@@ -2,7 +2,7 @@
 // the application's own context, and a deliberately wrong call fails naming the rule. Runs over
 // FI_PROVIDER_PATH=<dir of libstrict-fi.so>, with two endpoints of one process talking to each other.
 #define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+#include "catch_compat.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
