@@ -397,6 +397,10 @@ static int component_select(struct ompi_win_t *win, void **base, size_t size, in
 
     if (MPI_WIN_FLAVOR_ALLOCATE == flavor || MPI_WIN_FLAVOR_SHARED == flavor) *(void **)base = local_base;
     *model = MPI_WIN_UNIFIED;
+    /* Named as Open MPI's own components name theirs, so a user (and test/mpi/run-help)
+     * sees who serves a window; MPI_Win_set_name overrides it. */
+    static unsigned windows_named = 0;
+    snprintf(win->w_name, sizeof win->w_name, "osc/fabric window %u", windows_named++);
     ompi_osc_fabric_subscribe_info(win, module);
     ompi_osc_fabric_window_added();
     opal_output_verbose(10, c->output, "osc/fabric: window of %zu bytes on %d ranks over %s", size,

@@ -5,6 +5,7 @@
 
 #include <rdma/fi_collective.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -152,7 +153,11 @@ static int ep_bind(fid *f, fid *bfid, uint64_t flags) {
 static int ep_control(fid *f, int command, void *arg) {
     auto *e = owner<Ep>(f);
     switch (command) {
-    case FI_ENABLE: return fi_enable(e->inner.get());
+    case FI_ENABLE:
+        // OSCF_STRICT_FAIL_ENABLE set: a provider failure on demand, for the message a user
+        // gets when libfabric fails under osc/fabric (test/mpi/run-help).
+        if (std::getenv("OSCF_STRICT_FAIL_ENABLE")) return -FI_EIO;
+        return fi_enable(e->inner.get());
     case FI_GETOPSFLAG: {
         auto *fl = static_cast<uint64_t *>(arg);
         *fl = (*fl & FI_TRANSMIT) ? e->tx_op_flags : e->rx_op_flags;
