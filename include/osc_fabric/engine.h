@@ -138,6 +138,11 @@ size_t oscf_win_state_bytes(int comm_size);
 int oscf_shared_unlink(const char *name);
 /* Start of the node segment in this process (NULL when the window has none). */
 void *oscf_win_shared_segment(const oscf_win *win);
+/* MPI_Win_shared_query on a window of any flavor (MPI-4.0 allows it): rank's window
+ * memory where this process can load and store it (its own, except on dynamic windows;
+ * an on-node peer's MPI_Win_allocate memory in the node segment), else size 0 and NULL.
+ * disp_unit is the rank's either way. OSCF_ERR_RANK outside the window's group. */
+int oscf_win_memory_of(const oscf_win *win, int rank, void **base, size_t *size, int *disp_unit);
 
 /* accumulate_ordering: which orderings of accumulates from one origin to overlapping
  * locations of one target must hold (read-after-read, read-after-write, ...). */

@@ -255,6 +255,11 @@ void *oscf_win_shared_segment(const oscf_win *win) {
     return win ? win->shared_segment() : nullptr;
 }
 
+int oscf_win_memory_of(const oscf_win *win, int rank, void **base, size_t *size, int *disp_unit) {
+    if (!win || !base || !size || !disp_unit) return OSCF_ERR_ARG;
+    return win->memory_of(rank, base, size, disp_unit);
+}
+
 size_t oscf_win_state_bytes(int comm_size) {
     return comm_size > 0 ? state_bytes(static_cast<size_t>(comm_size)) : 0;
 }

@@ -64,3 +64,25 @@ extern "C" int oscf_shared_unlink(const char *name) {
     }
     return OSCF_OK;
 }
+
+int oscf_win::memory_of(int rank, void **base, size_t *size, int *disp_unit) const {
+    *base = nullptr;
+    *size = 0;
+    *disp_unit = 1;
+    if (rank < 0 || rank >= size_) return OSCF_ERR_RANK;
+    if (rank == rank_) {
+        *disp_unit = disp_unit_;
+        if (flavor_ != OSCF_FLAVOR_DYNAMIC && bytes_ != 0) {
+            *base = base_;
+            *size = bytes_;
+        }
+        return OSCF_OK;
+    }
+    const Peer &p = peer(rank);
+    *disp_unit = static_cast<int>(p.disp_unit);
+    if (p.node.has_memory() && p.node.mem_size() != 0) {
+        *base = p.node.mem();
+        *size = p.node.mem_size();
+    }
+    return OSCF_OK;
+}

@@ -197,6 +197,10 @@ struct oscf_win {
     bool held_may_grant() const;
     void forget_held() { held_noted_ = held_mixed_ = false; }
     void *shared_segment() const { return shared_.addr; }
+    // MPI_Win_shared_query on a window of any flavor (MPI-4.0): the rank's window memory
+    // where this process can load and store it (its own; an on-node peer's in the node
+    // segment), else size 0 and a null base. OSCF_ERR_RANK outside the group.
+    int memory_of(int rank, void **base, size_t *size, int *disp_unit) const;
     // Our engine failed (Progress::fail): a kAmFailed notice to every other member.
     void tell_peers_failed();
 

@@ -136,12 +136,27 @@ int ompi_osc_fabric_node_create(ompi_osc_fabric_module_t *module, oscf_win_param
         oscf_win_create(mca_osc_fabric_component.engine, params, &module->win, base));
 }
 
+/* MPI_Win_shared_query. On MPI_Win_allocate_shared windows, the slices laid out above;
+ * on the other flavors (MPI-4.0 allows the query on any window) what the engine says this
+ * process can load and store: its own memory, and an on-node peer's MPI_Win_allocate
+ * memory in the node segment; size 0 and NULL for the rest. */
 int ompi_osc_fabric_shared_query(struct ompi_win_t *win, int rank, size_t *size, int *disp_unit,
                                  void *baseptr)
 {
     ompi_osc_fabric_module_t *module = (ompi_osc_fabric_module_t *)win->w_osc_module;
-    if (NULL == module->shared_sizes) return OMPI_ERR_RMA_SHARED; /* not a shared window */
     const int n = ompi_comm_size(module->comm);
+    if (NULL == module->shared_sizes) {
+        if (MPI_PROC_NULL != rank)
+            return ompi_osc_fabric_status(
+                oscf_win_memory_of(module->win, rank, (void **)baseptr, size, disp_unit));
+        /* MPI_PROC_NULL: the lowest rank whose memory this process can reach, if any. */
+        for (int r = 0; r < n; r++) {
+            int rc = oscf_win_memory_of(module->win, r, (void **)baseptr, size, disp_unit);
+            if (OSCF_OK != rc) return ompi_osc_fabric_status(rc);
+            if (0 != *size) break;
+        }
+        return OMPI_SUCCESS;
+    }
     if (MPI_PROC_NULL == rank) {
         /* The standard's answer: the first rank that has memory. */
         rank = 0;
