@@ -159,6 +159,10 @@ int oscf_parse_accumulate_ordering(const char *value, unsigned *bits);
 /* accumulate_ops: "same_op_no_op" (default) or "same_op", blanks around allowed;
  * *same_op_only set to 1 for the latter. OSCF_ERR_INFO if malformed. */
 int oscf_parse_accumulate_ops(const char *value, unsigned *same_op_only);
+/* mpi_accumulate_granularity (MPI-4.0): a non-negative count of bytes in decimal, blanks
+ * around allowed. A hint only: every accumulate is atomic per element whatever it says.
+ * OSCF_ERR_INFO if malformed or above UINT_MAX. */
+int oscf_parse_accumulate_granularity(const char *value, unsigned *bytes);
 /* Formats bits the way MPI_Win_get_info reports them; buf of at least 32 bytes. */
 void oscf_format_accumulate_ordering(unsigned bits, char *buf, size_t len);
 

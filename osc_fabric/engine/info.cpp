@@ -68,6 +68,24 @@ extern "C" int oscf_parse_accumulate_ops(const char *value, unsigned *same_op_on
     return OSCF_ERR_INFO;
 }
 
+extern "C" int oscf_parse_accumulate_granularity(const char *value, unsigned *bytes) {
+    if (!value || !bytes) return OSCF_ERR_ARG;
+    const std::string v = trimmed(value);
+    // A count of bytes: decimal digits only, and small enough for an unsigned.
+    unsigned long long n = 0;
+    bool ok = !v.empty() && v.size() <= 10;
+    for (char ch : v) {
+        if (ch < '0' || ch > '9') ok = false;
+        n = ok ? n * 10 + static_cast<unsigned>(ch - '0') : 0;
+    }
+    if (!ok || n > 0xffffffffull) {
+        oscf::log(1, "mpi_accumulate_granularity: '%s' is not a count of bytes", value);
+        return OSCF_ERR_INFO;
+    }
+    *bytes = static_cast<unsigned>(n);
+    return OSCF_OK;
+}
+
 extern "C" void oscf_format_accumulate_ordering(unsigned bits, char *buf, size_t len) {
     if (!buf || len == 0) return;
     std::string s;

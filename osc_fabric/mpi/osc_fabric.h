@@ -49,7 +49,7 @@ typedef struct ompi_osc_fabric_module_t {
                                 * NULL when no peer's window memory is mapped */
     ompi_communicator_t *comm; /* private duplicate for our collectives */
     /* The info keys we honour (osc_fabric_info.c), as MPI_Win_get_info reports them. */
-#define OMPI_OSC_FABRIC_INFO_KEYS 6
+#define OMPI_OSC_FABRIC_INFO_KEYS 7
 #define OMPI_OSC_FABRIC_INFO_NONCONTIG 5 /* index of alloc_shared_noncontig */
     char info[OMPI_OSC_FABRIC_INFO_KEYS][OPAL_MAX_INFO_VAL + 1];
     /* Shared windows: every rank's slice, for MPI_Win_shared_query. */

@@ -26,6 +26,12 @@ static int parse_bool(const char *value, unsigned *out)
     return OSCF_OK;
 }
 
+/* A byte count; a hint only: accumulates are atomic per element whatever it says. */
+static int parse_count(const char *value, unsigned *out)
+{
+    return oscf_parse_accumulate_granularity(value, out);
+}
+
 static const struct {
     const char *key;
     const char *fallback; /* reported when the user gave none */
@@ -37,6 +43,7 @@ static const struct {
     {"same_size", "false", parse_bool},
     {"same_disp_unit", "false", parse_bool},
     {"alloc_shared_noncontig", "false", parse_bool},
+    {"mpi_accumulate_granularity", "0", parse_count},
 };
 
 int ompi_osc_fabric_read_info(struct opal_info_t *info, ompi_osc_fabric_module_t *module,
@@ -56,10 +63,12 @@ int ompi_osc_fabric_read_info(struct opal_info_t *info, ompi_osc_fabric_module_t
                                 "osc/fabric: info %s=\"%s\" is not a valid value", keys[k].key, value);
             return MPI_ERR_INFO_VALUE;
         }
+        /* Report the canonical spelling of what is in force. */
         if (0 == k) {
             *accumulate_ordering = parsed;
-            /* Report the canonical spelling of what is in force. */
             oscf_format_accumulate_ordering(parsed, value, sizeof value);
+        } else if (parse_count == keys[k].parse) {
+            snprintf(value, sizeof value, "%u", parsed);
         }
         /* Valid values are short (the longest is "rar,raw,war,waw"). */
         snprintf(module->info[k], sizeof module->info[k], "%s", value);

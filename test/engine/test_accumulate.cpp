@@ -216,6 +216,21 @@ TEST_CASE("accumulate_ordering values parse as the standard spells them", "[info
     CHECK(std::string(buf) == "none");
 }
 
+TEST_CASE("mpi_accumulate_granularity is a count of bytes", "[info]") {
+    unsigned n = 99;
+    CHECK(oscf_parse_accumulate_granularity("0", &n) == OSCF_OK);
+    CHECK(n == 0);
+    CHECK(oscf_parse_accumulate_granularity(" 4096 ", &n) == OSCF_OK);
+    CHECK(n == 4096);
+    CHECK(oscf_parse_accumulate_granularity("4294967295", &n) == OSCF_OK);
+    CHECK(n == 4294967295u);
+    CHECK(oscf_parse_accumulate_granularity("4294967296", &n) == OSCF_ERR_INFO);
+    CHECK(oscf_parse_accumulate_granularity("-8", &n) == OSCF_ERR_INFO);
+    CHECK(oscf_parse_accumulate_granularity("8k", &n) == OSCF_ERR_INFO);
+    CHECK(oscf_parse_accumulate_granularity("", &n) == OSCF_ERR_INFO);
+    CHECK(oscf_parse_accumulate_granularity(nullptr, &n) == OSCF_ERR_ARG);
+}
+
 // tcp;ofi_rxm completes a message above its eager size after smaller ones sent behind
 // it; the target must still serve an origin's requests in the order they were sent.
 TEST_CASE("active-message requests that arrive out of order are served in the order sent",

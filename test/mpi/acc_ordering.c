@@ -20,6 +20,9 @@
  *      (MPI_LONG and MPI_LONG_DOUBLE, small integer addends).
  *   3. MPI_Win_get_info on a window created with accumulate_ordering=rar,waw
  *      reports that key with "rar" and "waw" in it (printed by rank 0).
+ *   4. MPI-4.0's mpi_accumulate_granularity: accepted, reported as given ("0"
+ *      when it was not), and a value that is not a count of bytes fails the
+ *      window's creation.
  */
 #include "check.h"
 
@@ -292,6 +295,42 @@ static MPI_Win make_window(const char *ordering, unsigned char **base)
     return win;
 }
 
+/* The value MPI_Win_get_info reports for mpi_accumulate_granularity of a window
+ * allocated with value (NULL: the key not given); "" if creation failed. */
+static void reported_granularity(const char *value, char *buf, int len)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    MPI_Info_create(&info);
+    if (value) MPI_Info_set(info, "mpi_accumulate_granularity", value);
+    unsigned char *base;
+    MPI_Win win = MPI_WIN_NULL;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Win_allocate(64, 1, info, MPI_COMM_WORLD, &base, &win);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Info_free(&info);
+    buf[0] = '\0';
+    if (MPI_SUCCESS != rc) return;
+    int flag = 0;
+    if (CHECK_MPI(MPI_Win_get_info(win, &info))) {
+        MPI_Info_get(info, "mpi_accumulate_granularity", len - 1, buf, &flag);
+        MPI_Info_free(&info);
+    }
+    if (!flag) snprintf(buf, (size_t)len, "(absent)");
+    MPI_Win_free(&win);
+}
+
+static void granularity(void)
+{
+    char buf[64];
+    reported_granularity(NULL, buf, sizeof buf);
+    CHECK(0 == strcmp(buf, "0"), "mpi_accumulate_granularity not given: reported \"%s\"", buf);
+    reported_granularity("64", buf, sizeof buf);
+    CHECK(0 == strcmp(buf, "64"), "mpi_accumulate_granularity=64: reported \"%s\"", buf);
+    reported_granularity("many", buf, sizeof buf);
+    CHECK(0 == strcmp(buf, ""), "mpi_accumulate_granularity=many: the window was created (reports \"%s\")",
+          buf);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -344,5 +383,6 @@ int main(int argc, char **argv)
                   buf);
         CHECK_MPI(MPI_Win_free(&win));
     }
+    granularity();
     return check_finish();
 }
