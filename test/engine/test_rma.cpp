@@ -261,16 +261,32 @@ TEST_CASE("two ranks flooding each other with small gets both finish", "[rma]") 
         }
     constexpr int kGets = 5000;
     std::vector<long> got[2] = {std::vector<long>(kGets, -1), std::vector<long>(kGets, -1)};
+    // Catch's assertions are not for other threads (a failed REQUIRE there terminates the
+    // process): each rank records its first failure, checked once both are done.
+    struct Failure {
+        const char *call = nullptr;
+        int rc = OSCF_OK, at = -1;
+    } failed[2];
     auto flood = [&](int r) {
         const int target = 1 - r;
-        REQUIRE(oscf_win_lock_all(t.win[r], 0) == OSCF_OK);
+        auto ok = [&](const char *call, int rc, int at) {
+            if (rc != OSCF_OK && failed[r].rc == OSCF_OK) failed[r] = {call, rc, at};
+            return rc == OSCF_OK;
+        };
+        if (!ok("lock_all", oscf_win_lock_all(t.win[r], 0), -1)) return;
         for (int i = 0; i < kGets; ++i)
-            REQUIRE(oscf_win_get(t.win[r], target, &got[r][i], 8, 0, 8 * (i % 512), nullptr) == OSCF_OK);
-        REQUIRE(oscf_win_unlock_all(t.win[r]) == OSCF_OK);
+            if (!ok("get", oscf_win_get(t.win[r], target, &got[r][i], 8, 0, 8 * (i % 512), nullptr), i))
+                break;
+        ok("unlock_all", oscf_win_unlock_all(t.win[r]), -1);
     };
     std::thread other(flood, 1);
     flood(0);
     other.join();
+    for (int r = 0; r < 2; ++r) {
+        INFO("rank " << r << ": " << (failed[r].call ? failed[r].call : "-") << " #" << failed[r].at
+                     << " returned " << failed[r].rc << " (" << oscf_status_str(failed[r].rc) << ")");
+        CHECK(failed[r].rc == OSCF_OK);
+    }
     int wrong = 0;
     for (int r = 0; r < 2; ++r)
         for (int i = 0; i < kGets; ++i) wrong += got[r][i] != (i % 512) * 2 + (1 - r);
