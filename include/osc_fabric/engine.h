@@ -88,6 +88,10 @@ typedef struct oscf_engine_config {
      * windows copy between the processes with process_vm_writev/readv (cross_memory.h)
      * instead of going through the provider. */
     int cross_memory;
+    /* Do not offer to describe local buffers (FI_MR_LOCAL): providers that can register
+     * them themselves (rxm over verbs) then do so on every call, and those that cannot
+     * (efa-direct) are not used. For comparison and as a way out. */
+    int no_mr_local;
 } oscf_engine_config;
 
 int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out);
@@ -543,6 +547,34 @@ int oscf_engine_get_stats(oscf_engine *eng, oscf_engine_stats *out);
 /* Memory registrations alive in this process (all engines and windows) and their
  * bytes: what a leak check compares before and after creating and freeing windows. */
 int oscf_engine_registration_stats(uint64_t *count, uint64_t *bytes);
+
+/* ---- local descriptors (FI_MR_LOCAL) ------------------------------------------------ */
+
+/* Where the provider returned FI_MR_LOCAL, every local buffer of a data operation needs
+ * the descriptor of a registered region (osc_fabric/engine/local_memory.h). The engine
+ * describes its own regions itself; for any other buffer it asks a registrar. acquire
+ * fills *desc and a *token that release gets back once the operation completed; it
+ * returns 0 or a negative libfabric status. Both are called with the engine lock held,
+ * from inside engine calls. Without a registrar the engine registers a buffer for the
+ * one operation and closes the region after it. */
+typedef struct oscf_local_registrar {
+    void *ctx;
+    int (*acquire)(void *ctx, void *buf, size_t len, void **desc, void **token);
+    void (*release)(void *ctx, void *token);
+} oscf_local_registrar;
+/* True when the provider demands descriptors for local buffers. */
+int oscf_engine_local_descriptors(const oscf_engine *eng);
+/* Installs r (copied), or the engine's own register-per-operation one for NULL. */
+int oscf_engine_set_local_registrar(oscf_engine *eng, const oscf_local_registrar *r);
+/* What a registrar registers with: [base, base+len) for local access, *handle to close it
+ * by and *desc to post with. Only from inside a registrar's acquire. */
+int oscf_engine_register_local(oscf_engine *eng, void *base, size_t len, void **handle, void **desc);
+/* Closes what oscf_engine_register_local made. From inside acquire or release, or with
+ * no engine call running (the registrar's teardown before oscf_engine_close). */
+int oscf_engine_deregister_local(oscf_engine *eng, void *handle);
+/* Buffers described by the engine's own regions, and by the registrar, since the engine
+ * opened. */
+int oscf_engine_local_stats(oscf_engine *eng, uint64_t *own_regions, uint64_t *registrar);
 
 #ifdef __cplusplus
 }

@@ -546,6 +546,50 @@ int oscf_win_rmw_implicit(oscf_win *win, int target, const oscf_rmw *rmw, int as
                        [&](oscf_win &w, Guard &lk) { return w.rmw_implicit(lk, target, *rmw, assert_bits); });
 }
 
+int oscf_engine_local_descriptors(const oscf_engine *eng) {
+    return eng && eng->fabric && eng->fabric->contract().mr_local;
+}
+
+int oscf_engine_set_local_registrar(oscf_engine *eng, const oscf_local_registrar *r) {
+    if (!eng || (r && (!r->acquire || !r->release))) return OSCF_ERR_ARG;
+    return guard(__func__, [&]() -> int {
+        Guard lk(eng->progress->mutex());
+        eng->fabric->local_memory().set_registrar(r);
+        return OSCF_OK;
+    });
+}
+
+// Called from inside a registrar's acquire, so the engine lock is already held: no
+// Guard here (the lock is not recursive).
+int oscf_engine_register_local(oscf_engine *eng, void *base, size_t len, void **handle, void **desc) {
+    if (!eng || !base || !len || !handle || !desc) return OSCF_ERR_ARG;
+    return guard(__func__, [&]() -> int {
+        auto region = std::make_unique<mr_ptr>();
+        const int rc = eng->fabric->register_local(base, len, *region, desc);
+        if (rc) return rc;
+        *handle = region.release();
+        return OSCF_OK;
+    });
+}
+
+int oscf_engine_deregister_local(oscf_engine *eng, void *handle) {
+    if (!eng || !handle) return OSCF_ERR_ARG;
+    return guard(__func__, [&]() -> int {
+        delete static_cast<mr_ptr *>(handle);  // fi_close; a failure is logged by mr_closer
+        return OSCF_OK;
+    });
+}
+
+int oscf_engine_local_stats(oscf_engine *eng, uint64_t *own_regions, uint64_t *registrar) {
+    if (!eng || !own_regions || !registrar) return OSCF_ERR_ARG;
+    return guard(__func__, [&]() -> int {
+        Guard lk(eng->progress->mutex());
+        *own_regions = eng->fabric->local_memory().known_hits();
+        *registrar = eng->fabric->local_memory().acquired();
+        return OSCF_OK;
+    });
+}
+
 int oscf_engine_registration_stats(uint64_t *count, uint64_t *bytes) {
     if (!count || !bytes) return OSCF_ERR_ARG;
     registration_stats(count, bytes);

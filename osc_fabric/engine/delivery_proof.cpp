@@ -24,8 +24,11 @@ void DeliveryProof::post_read(fid_ep *ep, fi_addr_t dest, Target &t) {
     OpContext *r = contexts_.take(nullptr, true);
     r->role = OpContext::Role::proof;
     r->dest = dest;
-    const fi_msg_rma msg = r->rma_msg(dest, t.sink, 1, newest->rma_iov.addr, newest->rma_iov.key);
-    const ssize_t rc = fi_readmsg(ep, &msg, FI_COMPLETION | (fenced_ ? FI_FENCE : 0));
+    ssize_t rc = local_.describe(t.sink, 1, r->refs, &r->desc);
+    if (rc == 0) {
+        const fi_msg_rma msg = r->rma_msg(dest, t.sink, 1, newest->rma_iov.addr, newest->rma_iov.key);
+        rc = fi_readmsg(ep, &msg, FI_COMPLETION | (fenced_ ? FI_FENCE : 0));
+    }
     if (rc == 0) {
         t.reading = true;
         t.covered = t.parked.size();

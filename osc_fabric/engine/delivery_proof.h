@@ -21,13 +21,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "local_memory.h"
 #include "op_context.h"
 
 namespace oscf {
 
 class DeliveryProof {
 public:
-    DeliveryProof(ContextPool &contexts, bool fenced) : contexts_(contexts), fenced_(fenced) {}
+    DeliveryProof(ContextPool &contexts, LocalMemory &local, bool fenced)
+        : contexts_(contexts), local_(local), fenced_(fenced) {}
 
     // Write c (role write_to_prove) to dest at (remote, key) has left: held until a read
     // behind it returns. Posts that read unless one is already out to dest.
@@ -54,6 +56,7 @@ private:
     void release(Target &t, size_t n, int status);
 
     ContextPool &contexts_;
+    LocalMemory &local_;  // the sink's descriptor under FI_MR_LOCAL
     const bool fenced_;  // no FI_ORDER_RAW: the read carries FI_FENCE
     std::unordered_map<fi_addr_t, Target> targets_;
     std::vector<fi_addr_t> wanted_;  // reads that met -FI_EAGAIN

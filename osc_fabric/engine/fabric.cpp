@@ -51,6 +51,46 @@ int default_rank(const std::string &prov, bool job_is_node_local) {
     return 100;
 }
 
+// Bytes of one element of dt, for the length a buffer of count elements spans.
+size_t datatype_bytes(fi_datatype dt) {
+    switch (dt) {
+    case FI_INT8:
+    case FI_UINT8: return 1;
+    case FI_INT16:
+    case FI_UINT16: return 2;
+    case FI_INT32:
+    case FI_UINT32:
+    case FI_FLOAT: return 4;
+    case FI_INT64:
+    case FI_UINT64:
+    case FI_DOUBLE:
+    case FI_FLOAT_COMPLEX: return 8;
+    case FI_DOUBLE_COMPLEX: return 16;
+    case FI_LONG_DOUBLE: return sizeof(long double);
+    case FI_LONG_DOUBLE_COMPLEX: return 2 * sizeof(long double);
+    default: return 16;  // types newer than these headers: at most 128 bits
+    }
+}
+
+// The registrar used under FI_MR_LOCAL until the MPI layer installs its cache: each
+// buffer registered for its one operation and closed when the operation completes.
+struct OneOperationRegion {
+    mr_ptr mr;
+};
+oscf_local_registrar per_operation_registrar(Fabric *fab) {
+    oscf_local_registrar r{};
+    r.ctx = fab;
+    r.acquire = [](void *ctx, void *buf, size_t len, void **desc, void **token) -> int {
+        auto region = std::make_unique<OneOperationRegion>();
+        const int rc = static_cast<Fabric *>(ctx)->register_local(buf, len, region->mr, desc);
+        if (rc) return -FI_EIO;  // logged with the provider's reason by register_local
+        *token = region.release();
+        return 0;
+    };
+    r.release = [](void *, void *token) { delete static_cast<OneOperationRegion *>(token); };
+    return r;
+}
+
 }  // namespace
 
 int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
@@ -64,7 +104,7 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
         log(0, "%s", why);
         return OSCF_ERR_NO_PROVIDER;
     }
-    info_ptr hints = contract_hints();
+    info_ptr hints = contract_hints(!cfg.no_mr_local);
     if (!hints) return OSCF_ERR_NO_MEM;
     fi_info *raw = nullptr;
     int rc = fi_getinfo(kFabricVersion, nullptr, nullptr, 0, hints.get(), &raw);
@@ -202,9 +242,10 @@ int Fabric::setup(info_ptr info) {
 
     contract_ = read_contract(*info_);
     keys_ = std::make_unique<ClientKeys>(contract_.mr_key_size);
+    local_ = std::make_unique<LocalMemory>(contract_.mr_local, per_operation_registrar(this));
     tx_limit_ = contract_.tx_size ? contract_.tx_size : SIZE_MAX;
     if (!contract_.writes_delivered)
-        proof_ = std::make_unique<DeliveryProof>(contexts_, !contract_.read_after_write);
+        proof_ = std::make_unique<DeliveryProof>(contexts_, *local_, !contract_.read_after_write);
     log(5, "provider %s: mr_mode 0x%x, mode 0x%llx, inject %zu, iov %zu/%zu", provider_.c_str(),
         static_cast<unsigned>(info_->domain_attr->mr_mode), static_cast<unsigned long long>(info_->mode),
         contract_.inject_size, contract_.iov_limit, contract_.rma_iov_limit);
@@ -232,7 +273,8 @@ void Fabric::complete(void *op_context, int status, size_t len) {
 
 ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_t remote, uint64_t key,
                     Completion *done, bool *injected) {
-    return post(done, true, [&](OpContext *c) {
+    return post(done, true, [&](OpContext *c) -> ssize_t {
+        if (int rc = describe(c, local, len, &c->desc)) return rc;
         const fi_msg_rma msg = c->rma_msg(dest, local, len, remote, key);
         if (!write) return fi_readmsg(ep_.get(), &msg, FI_COMPLETION);
         const bool inject = len <= contract_.inject_size;
@@ -243,7 +285,8 @@ ssize_t Fabric::rma(bool write, void *local, size_t len, fi_addr_t dest, uint64_
 
 ssize_t Fabric::atomic(const void *src, size_t count, fi_datatype dt, fi_op op, fi_addr_t dest,
                        uint64_t remote, uint64_t key, Completion *done) {
-    return post(done, true, [&](OpContext *c) {
+    return post(done, true, [&](OpContext *c) -> ssize_t {
+        if (int rc = describe(c, src, count * datatype_bytes(dt), &c->desc)) return rc;
         c->iov = {const_cast<void *>(src), count};
         c->rma_iov = {remote, count, key};
         fi_msg_atomic msg{};
@@ -252,6 +295,7 @@ ssize_t Fabric::atomic(const void *src, size_t count, fi_datatype dt, fi_op op, 
         msg.addr = dest;
         msg.rma_iov = reinterpret_cast<const fi_rma_ioc *>(&c->rma_iov);
         msg.rma_iov_count = 1;
+        msg.desc = c->desc ? &c->desc : nullptr;
         msg.datatype = dt;
         msg.op = op;
         msg.context = c;
@@ -263,22 +307,35 @@ ssize_t Fabric::atomic(const void *src, size_t count, fi_datatype dt, fi_op op, 
 
 ssize_t Fabric::fetch_atomic(const void *src, size_t count, void *result, fi_datatype dt, fi_op op,
                              fi_addr_t dest, uint64_t remote, uint64_t key, Completion *done) {
-    return post(done, true, [&](OpContext *c) {
-        return fi_fetch_atomic(ep_.get(), src, count, nullptr, result, nullptr, dest, remote, key, dt, op, c);
+    return post(done, true, [&](OpContext *c) -> ssize_t {
+        const size_t bytes = count * datatype_bytes(dt);
+        void *src_desc, *result_desc;
+        if (int rc = describe(c, src, bytes, &src_desc)) return rc;
+        if (int rc = describe(c, result, bytes, &result_desc)) return rc;
+        return fi_fetch_atomic(ep_.get(), src, count, src_desc, result, result_desc, dest, remote, key, dt, op,
+                               c);
     });
 }
 
 ssize_t Fabric::compare_atomic(const void *src, size_t count, const void *compare, void *result,
                                fi_datatype dt, fi_op op, fi_addr_t dest, uint64_t remote, uint64_t key,
                                Completion *done) {
-    return post(done, true, [&](OpContext *c) {
-        return fi_compare_atomic(ep_.get(), src, count, nullptr, compare, nullptr, result, nullptr, dest,
-                                 remote, key, dt, op, c);
+    return post(done, true, [&](OpContext *c) -> ssize_t {
+        const size_t bytes = count * datatype_bytes(dt);
+        void *src_desc, *compare_desc, *result_desc;
+        if (int rc = describe(c, src, bytes, &src_desc)) return rc;
+        if (int rc = describe(c, compare, bytes, &compare_desc)) return rc;
+        if (int rc = describe(c, result, bytes, &result_desc)) return rc;
+        return fi_compare_atomic(ep_.get(), src, count, src_desc, compare, compare_desc, result, result_desc,
+                                 dest, remote, key, dt, op, c);
     });
 }
 
 ssize_t Fabric::send(const void *buf, size_t len, fi_addr_t dest, Completion *done) {
-    return post(done, true, [&](OpContext *c) { return fi_send(ep_.get(), buf, len, nullptr, dest, c); });
+    return post(done, true, [&](OpContext *c) -> ssize_t {
+        if (int rc = describe(c, buf, len, &c->desc)) return rc;
+        return fi_send(ep_.get(), buf, len, c->desc, dest, c);
+    });
 }
 
 ssize_t Fabric::inject(const void *buf, size_t len, fi_addr_t dest) {
@@ -286,8 +343,10 @@ ssize_t Fabric::inject(const void *buf, size_t len, fi_addr_t dest) {
 }
 
 ssize_t Fabric::recv(void *buf, size_t len, Completion *done) {
-    return post(done, false,
-                [&](OpContext *c) { return fi_recv(ep_.get(), buf, len, nullptr, FI_ADDR_UNSPEC, c); });
+    return post(done, false, [&](OpContext *c) -> ssize_t {
+        if (int rc = describe(c, buf, len, &c->desc)) return rc;
+        return fi_recv(ep_.get(), buf, len, c->desc, FI_ADDR_UNSPEC, c);
+    });
 }
 
 int Fabric::insert_address(const void *addr, size_t len, fi_addr_t *out) {
@@ -306,17 +365,40 @@ int Fabric::insert_address(const void *addr, size_t len, fi_addr_t *out) {
 }
 
 int Fabric::register_memory(void *buf, size_t len, mr_ptr &mr, uint64_t *key) {
+    // Under FI_MR_LOCAL the engine's own regions also serve as local buffers (a window's
+    // memory is the origin of puts to itself, staging chunks are posted from), so they
+    // carry local access too and their descriptors go to local_.
+    const uint64_t local_access = local_->required() ? FI_SEND | FI_RECV | FI_READ | FI_WRITE : 0;
+    int rc = register_region(buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE | local_access, mr);
+    if (rc) return rc;
+    *key = fi_mr_key(mr.get());
+    if (*key == FI_KEY_NOTAVAIL) return fabric_error("fi_mr_key", -FI_ENOKEY);
+    if (local_access) {
+        local_->add(buf, len, fi_mr_desc(mr.get()), mr.get());
+        mr.get_deleter().local = local_.get();
+        mr.get_deleter().base = buf;
+    }
+    return OSCF_OK;
+}
+
+int Fabric::register_local(void *buf, size_t len, mr_ptr &mr, void **desc) {
+    int rc = register_region(buf, len, FI_SEND | FI_RECV | FI_READ | FI_WRITE, mr);
+    if (rc) return rc;
+    *desc = fi_mr_desc(mr.get());
+    return OSCF_OK;
+}
+
+int Fabric::register_region(void *buf, size_t len, uint64_t access, mr_ptr &mr) {
     uint64_t requested = 0;
     if (!contract_.prov_key && !keys_->take(&requested)) {
         log(0,
-            "provider %s: every one of its %llu memory registration keys is held by a live window "
+            "provider %s: every one of its %llu memory registration keys is held by a live "
             "region; free windows or detach regions first",
             provider_.c_str(), static_cast<unsigned long long>(keys_->limit()));
         return OSCF_ERR_FABRIC;
     }
     fid_mr *m = nullptr;
-    int rc =
-        fi_mr_reg(domain_.get(), buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, requested, 0, &m, nullptr);
+    int rc = fi_mr_reg(domain_.get(), buf, len, access, 0, requested, 0, &m, nullptr);
     if (rc) {
         if (!contract_.prov_key) keys_->give(requested);
         return fabric_error("fi_mr_reg", rc);
@@ -329,8 +411,6 @@ int Fabric::register_memory(void *buf, size_t len, mr_ptr &mr, uint64_t *key) {
         if ((rc = fi_mr_bind(m, &ep_->fid, 0))) return fabric_error("fi_mr_bind", rc);
         if ((rc = fi_mr_enable(m))) return fabric_error("fi_mr_enable", rc);
     }
-    *key = fi_mr_key(m);
-    if (*key == FI_KEY_NOTAVAIL) return fabric_error("fi_mr_key", -FI_ENOKEY);
     return OSCF_OK;
 }
 

@@ -19,6 +19,7 @@
 
 #include "delivery_proof.h"
 #include "fid.h"
+#include "local_memory.h"
 #include "mr.h"
 #include "op_context.h"
 #include "provider_contract.h"
@@ -42,6 +43,10 @@ public:
     // the key we choose where the provider does not, bound to the endpoint and enabled
     // where it asks for that, so the key returned is usable at once.
     int register_memory(void *buf, size_t len, mr_ptr &mr, uint64_t *key);
+    // Registers [buf, buf+len) for local access only (a registrar's buffer under
+    // FI_MR_LOCAL, local_memory.h); *desc is what operations on it post with.
+    int register_local(void *buf, size_t len, mr_ptr &mr, void **desc);
+    LocalMemory &local_memory() { return *local_; }
 
     // Each posts one operation whose completion will call done (nullptr: none is wanted,
     // only for sends the provider reports anyway) and returns the libfabric status; the
@@ -98,6 +103,14 @@ private:
     // that did not ask for osc/fabric by name declines silently (the help message
     // quotes it when it did), and another provider may still serve.
     int setup_error(const char *what, int rc) const;
+    // fi_mr_reg with the key we choose where the provider does not, bound and enabled
+    // where FI_MR_ENDPOINT asks; mr adopts the region.
+    int register_region(void *buf, size_t len, uint64_t access, mr_ptr &mr);
+    // The descriptors of up to three local buffers of one post (FI_MR_LOCAL); 0 or a
+    // libfabric status.
+    int describe(OpContext *c, const void *buf, size_t len, void **desc) {
+        return local_->required() ? local_->describe(buf, len, c->refs, desc) : (*desc = nullptr, 0);
+    }
 
     // Declaration order is teardown order in reverse: children close first, and the
     // contexts of operations still posted outlive the endpoint that may write them.
@@ -106,6 +119,8 @@ private:
     // The keys we choose where the provider does not; outlives every region (windows and
     // the staging pool close theirs before the engine closes the fabric).
     std::unique_ptr<ClientKeys> keys_;
+    // Outlives every region it describes, as keys_ does.
+    std::unique_ptr<LocalMemory> local_;
     info_ptr info_;
     fid_ptr<fid_fabric> fabric_;
     fid_ptr<fid_domain> domain_;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "local_memory.h"
 #include "status.h"
 
 namespace oscf {
@@ -13,6 +14,7 @@ std::atomic<uint64_t> live_bytes{0};
 
 void mr_closer::operator()(fid_mr *m) const noexcept {
     if (!m) return;
+    if (local) local->remove(base, m);
     int rc = fi_close(&m->fid);
     if (rc) {
         fabric_error("fi_close(mr)", rc);

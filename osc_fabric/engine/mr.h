@@ -48,10 +48,13 @@ private:
 // Closes the MR like fid_closer and takes it off the counters; a key we chose goes back
 // to its ClientKeys. A failed fi_close is logged and leaves the registration counted
 // (and its key taken): the provider may still hold it.
+class LocalMemory;
 struct mr_closer {
     size_t bytes = 0;
     ClientKeys *keys = nullptr;
     uint64_t key = 0;
+    LocalMemory *local = nullptr;  // set where the region's descriptor serves local buffers
+    const void *base = nullptr;
     void operator()(fid_mr *m) const noexcept;
 };
 using mr_ptr = std::unique_ptr<fid_mr, mr_closer>;

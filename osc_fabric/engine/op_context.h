@@ -21,6 +21,8 @@
 #include <memory>
 #include <vector>
 
+#include "local_memory.h"
+
 namespace oscf {
 
 // What an operation's OpContext completes. status is OSCF_OK or the error the CQ
@@ -46,6 +48,10 @@ struct OpContext {
     // and atomics.
     iovec iov{};
     fi_rma_iov rma_iov{};
+    // Under FI_MR_LOCAL (local_memory.h): the descriptor of iov, and the registrations
+    // the operation holds until its context is given back.
+    void *desc = nullptr;
+    LocalRefs refs;
 
     // The message form of one contiguous RMA between local and (remote, key) at dest,
     // its arrays here so they live until completion.
@@ -58,6 +64,7 @@ struct OpContext {
         msg.addr = dest;
         msg.rma_iov = &rma_iov;
         msg.rma_iov_count = 1;
+        msg.desc = desc ? &desc : nullptr;
         msg.context = this;
         return msg;
     }
@@ -81,14 +88,16 @@ public:
         OpContext *c = free_.back();
         free_.pop_back();
         c->done = done;
+        c->desc = nullptr;
         c->role = OpContext::Role::plain;
         c->tx = tx;
         tx_ += tx;
         return c;
     }
-    // Gives c back and returns what it was to complete.
+    // Gives c back, with the registrations it held, and returns what it was to complete.
     Completion *give(OpContext *c) {
         leave_queue(c);
+        if (c->refs.count) c->refs.release();
         Completion *done = c->done;
         c->done = nullptr;
         free_.push_back(c);

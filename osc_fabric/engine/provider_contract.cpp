@@ -16,10 +16,11 @@ namespace {
 //   FI_MR_ALLOCATED  we register only memory we or the application allocated
 //   FI_MR_PROV_KEY   Fabric::register_memory reads the key, else requests its own
 //   FI_MR_ENDPOINT   Fabric::register_memory binds and enables every region
-// Not FI_MR_LOCAL: origin buffers carry no descriptors yet. FI_MR_HMEM is not asked for
-// but honoured when handed back (opx built with HMEM does so whatever the hints say): it
-// binds only device memory, which we never register.
-constexpr uint64_t kMrModeAsked = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+//   FI_MR_LOCAL      Fabric describes every local buffer it posts (local_memory.h)
+// FI_MR_HMEM is not asked for but honoured when handed back (opx built with HMEM does so
+// whatever the hints say): it binds only device memory, which we never register.
+constexpr uint64_t kMrModeAsked =
+    FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT | FI_MR_LOCAL;
 constexpr uint64_t kMrModeHonoured = kMrModeAsked | FI_MR_HMEM;
 constexpr uint64_t kMrLegacy = kMrBasic | kMrScalable;
 // Mode bits: every post has its own OpContext, whose first bytes are the provider's and
@@ -102,14 +103,14 @@ std::string hex_refusal(const char *what, uint64_t bits) {
 
 }  // namespace
 
-info_ptr contract_hints() {
+info_ptr contract_hints(bool mr_local) {
     info_ptr hints(fi_allocinfo());
     if (!hints) return hints;
     // FI_MSG carries the active messages that emulate atomics the provider lacks.
     hints->caps = FI_RMA | FI_ATOMIC | FI_MSG | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
                   FI_SEND | FI_RECV;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->domain_attr->mr_mode = static_cast<int>(kMrModeAsked);
+    hints->domain_attr->mr_mode = static_cast<int>(mr_local ? kMrModeAsked : kMrModeAsked & ~FI_MR_LOCAL);
     hints->domain_attr->threading = FI_THREAD_DOMAIN;  // the engine lock serializes calls
     hints->mode = kModeHonoured;
     return hints;
@@ -131,6 +132,7 @@ ProviderContract read_contract(const fi_info &info) {
     c.virt_addr = (mr_mode & (FI_MR_VIRT_ADDR | kMrBasic)) != 0;
     c.prov_key = (mr_mode & (FI_MR_PROV_KEY | kMrBasic)) != 0;
     c.mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
+    c.mr_local = (mr_mode & FI_MR_LOCAL) != 0;
     if (info.domain_attr && info.domain_attr->mr_key_size) c.mr_key_size = info.domain_attr->mr_key_size;
 
     c.context_bytes = (info.mode & FI_CONTEXT2)  ? sizeof(fi_context2)

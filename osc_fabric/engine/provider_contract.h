@@ -40,6 +40,7 @@ struct ProviderContract {
     bool prov_key = false;     // the provider chooses MR keys; else we do, unique per domain
     bool mr_endpoint = false;  // regions are bound to the endpoint and enabled before use
     size_t mr_key_size = 8;    // bytes of a key: the keys we choose must fit
+    bool mr_local = false;     // every local buffer carries a descriptor (local_memory.h)
 
     // Contexts (op_context.h): bytes of each context the provider owns until completion
     // (0, FI_CONTEXT's or FI_CONTEXT2's), and whether posted iov arrays must stay alive
@@ -76,8 +77,9 @@ struct ProviderContract {
 };
 
 // What Fabric::open asks fi_getinfo for: the capabilities we use and every memory
-// registration and mode bit ProviderContract's users honour.
-info_ptr contract_hints();
+// registration and mode bit ProviderContract's users honour; FI_MR_LOCAL only with
+// mr_local (a provider that can do without it, such as rxm, then registers itself).
+info_ptr contract_hints(bool mr_local = true);
 
 // Reads a provider's fi_info (one returned for contract_hints()) into its contract.
 ProviderContract read_contract(const fi_info &info);

@@ -41,11 +41,21 @@ TEST_CASE("the hints ask for every registration and mode bit the engine honours,
     CHECK((mr & FI_MR_PROV_KEY));     // efa demands it
     CHECK((mr & FI_MR_VIRT_ADDR));    // efa demands it
     CHECK((mr & FI_MR_ALLOCATED));    // cxi and efa demand it
-    CHECK_FALSE((mr & FI_MR_LOCAL));  // origin buffers carry no descriptors yet
+    CHECK((mr & FI_MR_LOCAL));        // efa-direct demands it; rxm over verbs then skips its own
     CHECK((h->mode & FI_CONTEXT));    // psm2, psm3 with FI_MSG
     CHECK((h->mode & FI_CONTEXT2));   // opx, efa-direct
     CHECK((h->mode & FI_ASYNC_IOV));  // opx
     CHECK(h->ep_attr->type == FI_EP_RDM);
+    // osc_fabric_mr_local 0: every other bit as before, FI_MR_LOCAL left to the provider.
+    info_ptr without = contract_hints(false);
+    CHECK(static_cast<uint64_t>(without->domain_attr->mr_mode) == (mr & ~uint64_t{FI_MR_LOCAL}));
+}
+
+TEST_CASE("FI_MR_LOCAL handed back: every local buffer is to be described", "[contract]") {
+    ProviderContract c =
+        read_contract(*returned("verbs;ofi_rxm", FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0));
+    CHECK(c.mr_local);
+    CHECK_FALSE(read_contract(*returned("tcp;ofi_rxm", 0, 0)).mr_local);
 }
 
 TEST_CASE("cxi: regions are bound and enabled, addressed by offset, keys its own when asked", "[contract]") {
@@ -97,9 +107,9 @@ TEST_CASE("efa: virtual addresses and provider keys", "[contract]") {
 }
 
 TEST_CASE("a demand the engine does not meet is refused with the demand named", "[contract]") {
-    // FI_MR_LOCAL: origin buffers would need descriptors.
-    ProviderContract c = read_contract(*returned("efa", FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, 0));
-    CHECK(c.refusal.find("mr_mode bits 0x4") != std::string::npos);
+    // An mr_mode bit nothing here obeys (FI_MR_RMA_EVENT).
+    ProviderContract c = read_contract(*returned("efa", FI_MR_RMA_EVENT | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, 0));
+    CHECK(c.refusal.find("mr_mode bits 0x") != std::string::npos);
     // A mode bit nothing here obeys (FI_MSG_PREFIX).
     c = read_contract(*returned("psm3", 0, FI_MSG_PREFIX));
     CHECK(c.refusal.find("mode bits") != std::string::npos);

@@ -43,7 +43,7 @@ TEST_CASE("an shm region left by a killed process with our pid does not stop the
     // Where this process's next endpoint goes: shm numbers domains and endpoints per
     // process, so after one engine's D:E comes a higher D or E.
     oscf_engine *eng = nullptr;
-    oscf_engine_config cfg{"shm", 1, 0, OSCF_ACC_AUTO, 0, 0, 0, 0};
+    oscf_engine_config cfg{"shm", 1, 0, OSCF_ACC_AUTO, 0, 0, 0, 0, 0};
     const std::set<std::string> before = own_regions();
     REQUIRE(oscf_engine_open(&cfg, &eng) == OSCF_OK);
     std::set<std::string> opened = own_regions();
@@ -141,7 +141,7 @@ TEST_CASE("udp;ofi_rxd is refused even when asked for by name", "[setup]") {
     const std::string want = GENERATE(as<std::string>{}, "udp", "udp;ofi_rxd");
     g_log.clear();
     oscf_set_log(keep_log, 1);
-    oscf_engine_config cfg{want.c_str(), false, false, OSCF_ACC_AUTO, 0, 0, 0, 0};
+    oscf_engine_config cfg{want.c_str(), false, false, OSCF_ACC_AUTO, 0, 0, 0, 0, 0};
     oscf_engine *eng = nullptr;
     const int rc = oscf_engine_open(&cfg, &eng);
     if (eng) oscf_engine_close(eng);
@@ -176,7 +176,7 @@ TEST_CASE("the sockets provider's progress spin is off unless the user set it", 
         setenv("FI_SOCKETS_PE_WAITTIME", "7", 1);
     else
         unsetenv("FI_SOCKETS_PE_WAITTIME");
-    oscf_engine_config cfg{"tcp", false, false, OSCF_ACC_AUTO, 0, 0, 0, 0};
+    oscf_engine_config cfg{"tcp", false, false, OSCF_ACC_AUTO, 0, 0, 0, 0, 0};
     oscf_engine *eng = nullptr;
     REQUIRE(oscf_engine_open(&cfg, &eng) == OSCF_OK);
     oscf_engine_close(eng);

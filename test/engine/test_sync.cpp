@@ -281,7 +281,7 @@ TEST_CASE("ranks that chose different providers cannot share a window", "[window
     size_t sizes[2] = {64, 64};
     TwoRanks t("shm", OSCF_FLAVOR_ALLOCATE, sizes);
     oscf_engine *tcp = nullptr;
-    oscf_engine_config cfg{"tcp", 0, 0, 0, 0, 0, 0, 0};
+    oscf_engine_config cfg{"tcp", 0, 0, 0, 0, 0, 0, 0, 0};
     REQUIRE(oscf_engine_open(&cfg, &tcp) == OSCF_OK);
     const oscf_win_params p = allocate_params(64, 1, 2);
     oscf_win *w = nullptr;

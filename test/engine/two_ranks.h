@@ -55,7 +55,7 @@ struct TwoRanks {
              const bool threads[2] = nullptr) {
         for (int r = 0; r < 2; ++r) {
             oscf_engine_config cfg{
-                provider.c_str(), provider == "shm", !threads || threads[r], path, 0, 0, 0, 0};
+                provider.c_str(), provider == "shm", !threads || threads[r], path, 0, 0, 0, 0, 0};
             REQUIRE(oscf_engine_open(&cfg, &eng[r]) == OSCF_OK);
             oscf_win_params p{};
             p.flavor = flavor;

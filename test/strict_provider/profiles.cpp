@@ -206,6 +206,10 @@ constexpr profile kVerbsRxm = {
     false,  // RMA writes go straight to the verbs QP: completion at transmit only
     false,
     STRICT_SOFTWARE_ATOMICS,
+    // rdm_mr_local = ofi_mr_local(the returned info): with FI_MR_LOCAL asked, rxm hands verbs the
+    // application's descriptors for RMA and rendezvous [v1.17.0 prov/rxm/src/rxm_ep.c, rxm_rma.c
+    // rxm_ep_rma_reg_iov]; without, it registers every RMA buffer and closes the region at completion
+    FI_MR_LOCAL,
 };
 
 // psm3's own atomic emulation [v2.3.0 prov/psm3/src/psmx3_atomic.c *_valid_internal]: every type

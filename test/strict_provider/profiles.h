@@ -39,6 +39,10 @@ struct profile {
     bool delivery_complete;          // FI_DELIVERY_COMPLETE available for RMA writes
     bool fence;                      // FI_FENCE supported
     dt_mask atomics[3][kAtomicOps];  // [atomic_kind][fi_op] -> datatypes natively handled
+    // mr_mode bits returned, and then enforced, only when the hints carry them: rxm over
+    // verbs keeps FI_MR_LOCAL for an application that offers it, and then posts its
+    // descriptors instead of registering each buffer itself.
+    uint64_t mr_local_if_asked = 0;
 };
 
 // nullptr when the name is unknown (or null).

@@ -32,6 +32,7 @@ static uint64_t returned_mr_mode(const profile &p, uint64_t hinted) {
     uint64_t m = p.mr_returned;
     m |= hinted & p.mr_prov_key_if_asked;
     m |= hinted & p.mr_va_if_asked;
+    m |= hinted & p.mr_local_if_asked;
     return m;
 }
 
