@@ -541,6 +541,11 @@ typedef struct oscf_engine_stats {
     uint64_t eagain_retries; /* posts the provider refused with -FI_EAGAIN, retried later */
     uint64_t message_bytes;  /* payload bytes of active-message requests sent */
     uint64_t thread_wakeups; /* progress-thread rounds that found work */
+    /* Under FI_MR_LOCAL: local buffers described by the engine's own regions, buffers the
+     * registrar was asked for, and regions registered for registrars (its misses). */
+    uint64_t local_own_regions;
+    uint64_t local_acquired;
+    uint64_t local_registered;
 } oscf_engine_stats;
 int oscf_engine_get_stats(oscf_engine *eng, oscf_engine_stats *out);
 
@@ -561,6 +566,10 @@ typedef struct oscf_local_registrar {
     void *ctx;
     int (*acquire)(void *ctx, void *buf, size_t len, void **desc, void **token);
     void (*release)(void *ctx, void *token);
+    /* Optional: the engine is done with the registrar (replaced, or the engine closing
+     * once its endpoint is closed and every token given back; the domain is still open,
+     * so oscf_engine_deregister_local may still be called from here). */
+    void (*close)(void *ctx);
 } oscf_local_registrar;
 /* True when the provider demands descriptors for local buffers. */
 int oscf_engine_local_descriptors(const oscf_engine *eng);
@@ -569,12 +578,8 @@ int oscf_engine_set_local_registrar(oscf_engine *eng, const oscf_local_registrar
 /* What a registrar registers with: [base, base+len) for local access, *handle to close it
  * by and *desc to post with. Only from inside a registrar's acquire. */
 int oscf_engine_register_local(oscf_engine *eng, void *base, size_t len, void **handle, void **desc);
-/* Closes what oscf_engine_register_local made. From inside acquire or release, or with
- * no engine call running (the registrar's teardown before oscf_engine_close). */
+/* Closes what oscf_engine_register_local made. From inside acquire, release or close. */
 int oscf_engine_deregister_local(oscf_engine *eng, void *handle);
-/* Buffers described by the engine's own regions, and by the registrar, since the engine
- * opened. */
-int oscf_engine_local_stats(oscf_engine *eng, uint64_t *own_regions, uint64_t *registrar);
 
 #ifdef __cplusplus
 }

@@ -478,6 +478,10 @@ int oscf_engine_get_stats(oscf_engine *eng, oscf_engine_stats *out) {
         out->eagain_retries = eng->progress->eagain_retries();
         out->message_bytes = eng->am ? eng->am->request_bytes() : 0;
         out->thread_wakeups = eng->progress_thread ? eng->progress_thread->wakeups() : 0;
+        const LocalMemory &local = eng->fabric->local_memory();
+        out->local_own_regions = local.known_hits();
+        out->local_acquired = local.acquired();
+        out->local_registered = local.registered();
         return OSCF_OK;
     });
 }
@@ -576,16 +580,6 @@ int oscf_engine_deregister_local(oscf_engine *eng, void *handle) {
     if (!eng || !handle) return OSCF_ERR_ARG;
     return guard(__func__, [&]() -> int {
         delete static_cast<mr_ptr *>(handle);  // fi_close; a failure is logged by mr_closer
-        return OSCF_OK;
-    });
-}
-
-int oscf_engine_local_stats(oscf_engine *eng, uint64_t *own_regions, uint64_t *registrar) {
-    if (!eng || !own_regions || !registrar) return OSCF_ERR_ARG;
-    return guard(__func__, [&]() -> int {
-        Guard lk(eng->progress->mutex());
-        *own_regions = eng->fabric->local_memory().known_hits();
-        *registrar = eng->fabric->local_memory().acquired();
         return OSCF_OK;
     });
 }

@@ -57,7 +57,7 @@ private:
 
     ContextPool &contexts_;
     LocalMemory &local_;  // the sink's descriptor under FI_MR_LOCAL
-    const bool fenced_;  // no FI_ORDER_RAW: the read carries FI_FENCE
+    const bool fenced_;   // no FI_ORDER_RAW: the read carries FI_FENCE
     std::unordered_map<fi_addr_t, Target> targets_;
     std::vector<fi_addr_t> wanted_;  // reads that met -FI_EAGAIN
     uint64_t reads_ = 0;

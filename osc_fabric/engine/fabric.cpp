@@ -181,6 +181,15 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
     return first_failure;
 }
 
+Fabric::~Fabric() {
+    // The endpoint first, so nothing is posted any more; then the registrations that
+    // unfinished operations held under FI_MR_LOCAL, and the registrar's cache, while the
+    // domain they belong to is still open. The rest closes in member order.
+    ep_.reset();
+    contexts_.release_registrations();
+    if (local_) local_->close_registrar();
+}
+
 int Fabric::setup_error(const char *what, int rc) const {
     log(1, "provider %s: %s failed: %s (%d)", provider_.c_str(), what, fi_strerror(-rc), rc);
     return OSCF_ERR_FABRIC;
@@ -312,8 +321,8 @@ ssize_t Fabric::fetch_atomic(const void *src, size_t count, void *result, fi_dat
         void *src_desc, *result_desc;
         if (int rc = describe(c, src, bytes, &src_desc)) return rc;
         if (int rc = describe(c, result, bytes, &result_desc)) return rc;
-        return fi_fetch_atomic(ep_.get(), src, count, src_desc, result, result_desc, dest, remote, key, dt, op,
-                               c);
+        return fi_fetch_atomic(ep_.get(), src, count, src_desc, result, result_desc, dest, remote, key, dt,
+                               op, c);
     });
 }
 
@@ -385,6 +394,7 @@ int Fabric::register_local(void *buf, size_t len, mr_ptr &mr, void **desc) {
     int rc = register_region(buf, len, FI_SEND | FI_RECV | FI_READ | FI_WRITE, mr);
     if (rc) return rc;
     *desc = fi_mr_desc(mr.get());
+    local_->note_registered();
     return OSCF_OK;
 }
 

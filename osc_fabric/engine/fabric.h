@@ -30,6 +30,10 @@ class Fabric {
 public:
     // Picks a provider (see select_provider in fabric.cpp) and opens it.
     static int open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out);
+    Fabric() = default;
+    Fabric(const Fabric &) = delete;
+    Fabric &operator=(const Fabric &) = delete;
+    ~Fabric();
 
     const std::string &provider() const { return provider_; }
     bool node_local_only() const { return provider_ == "shm"; }
@@ -47,6 +51,7 @@ public:
     // FI_MR_LOCAL, local_memory.h); *desc is what operations on it post with.
     int register_local(void *buf, size_t len, mr_ptr &mr, void **desc);
     LocalMemory &local_memory() { return *local_; }
+    const LocalMemory &local_memory() const { return *local_; }
 
     // Each posts one operation whose completion will call done (nullptr: none is wanted,
     // only for sends the provider reports anyway) and returns the libfabric status; the

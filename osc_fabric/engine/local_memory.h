@@ -71,13 +71,25 @@ public:
         return acquire(buf, len, refs, desc);
     }
 
-    // nullptr installs the fallback again.
-    void set_registrar(const oscf_local_registrar *r) { registrar_ = r ? *r : fallback_; }
+    // nullptr installs the fallback again. The one replaced is closed: tokens it gave
+    // are still released through it, so its close must keep what they need.
+    void set_registrar(const oscf_local_registrar *r) {
+        close_registrar();
+        registrar_ = r ? *r : fallback_;
+    }
+    // The engine is closing: its endpoint is closed and every token given back.
+    void close_registrar() {
+        if (registrar_.close) registrar_.close(registrar_.ctx);
+        registrar_ = fallback_;
+    }
 
     // Calls described by the engine's own regions and by the registrar, for the MPI_T
     // counters and the registration benchmark.
     uint64_t known_hits() const { return known_hits_; }
     uint64_t acquired() const { return acquired_; }
+    // Regions registered for a registrar (Fabric::register_local): its misses.
+    uint64_t registered() const { return registered_; }
+    void note_registered() { ++registered_; }
 
 private:
     struct Region {
@@ -95,6 +107,7 @@ private:
     std::map<std::pair<uintptr_t, const void *>, Region> regions_;
     uint64_t known_hits_ = 0;
     uint64_t acquired_ = 0;
+    uint64_t registered_ = 0;
 };
 
 }  // namespace oscf

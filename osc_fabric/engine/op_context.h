@@ -111,6 +111,12 @@ public:
         --tx_;
     }
     size_t in_transmit_queue() const { return tx_; }
+    // The endpoint is closed, so no operation is posted any more: the registrations the
+    // unfinished ones held (receives, mostly) go back before the domain closes.
+    void release_registrations() {
+        for (auto &b : blocks_)
+            for (size_t i = 0; i < kBlock; ++i) b[i].refs.release();
+    }
 
 private:
     // Blocks never move, so a context stays where the provider was told it is.

@@ -34,6 +34,7 @@ typedef struct ompi_osc_fabric_component_t {
     bool progress_thread;
     bool node_direct;
     bool cross_memory;
+    bool mr_local;         /* offer FI_MR_LOCAL (osc_fabric_registration.c) */
     char *accumulate_path; /* "auto", "am" or "native" */
     int output;            /* opal_output stream */
     oscf_engine *engine;   /* opened on first use; NULL until then */
@@ -177,6 +178,10 @@ int ompi_osc_fabric_request_start(struct ompi_win_t *win, int target, ompi_osc_f
 
 /* _pvars.c: the MPI_T performance variables (README.md, "MPI_T performance variables"). */
 void ompi_osc_fabric_register_pvars(const mca_base_component_t *component);
+
+/* Where the engine's provider demands FI_MR_LOCAL: installs Open MPI's registration
+ * cache as the engine's registrar (the engine closes it when it closes). */
+void ompi_osc_fabric_registration_init(oscf_engine *engine);
 
 /* _help.c: the message a user who selected osc/fabric by name gets when it declines a
  * window (sent by the window's rank 0, once). help_note keeps the engine's last reason

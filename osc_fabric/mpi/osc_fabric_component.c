@@ -109,6 +109,15 @@ static int component_register(void)
         "restrictions, seccomp) or off, they go through libfabric (perf/README.md has both)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY, &c->cross_memory);
 
+    c->mr_local = true;
+    (void)mca_base_component_var_register(
+        v, "mr_local",
+        "Offer providers to describe every local buffer with a registered region (FI_MR_LOCAL), "
+        "user buffers through Open MPI's registration cache (rcache grdma, mpi_leave_pinned). Needed "
+        "by efa-direct; spares rxm over verbs a registration per RMA call. Off: those providers "
+        "register for themselves, or are not used (docs/FABRICS.md)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY, &c->mr_local);
+
     c->accumulate_path = "auto";
     (void)mca_base_component_var_register(
         v, "accumulate_path",
@@ -218,6 +227,7 @@ static int ensure_engine(void)
         .node_direct = c->node_direct,
         .calls_serialized = !calls_from_many_threads(),
         .cross_memory = c->cross_memory,
+        .no_mr_local = !c->mr_local,
     };
     const char *path = NULL != c->accumulate_path ? c->accumulate_path : "auto";
     if (0 == strcmp(path, "am")) {
@@ -235,6 +245,7 @@ static int ensure_engine(void)
     ompi_osc_fabric_help_note("");
     c->engine_status = oscf_engine_open(&cfg, &c->engine);
     if (OSCF_OK == c->engine_status) {
+        ompi_osc_fabric_registration_init(c->engine);
         opal_output_verbose(5, c->output, "osc/fabric: using libfabric provider %s%s",
                             oscf_engine_provider(c->engine),
                             cfg.oversubscribed ? " on an oversubscribed node" : "");

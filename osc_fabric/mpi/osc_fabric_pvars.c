@@ -62,6 +62,12 @@ static const pvar_field fields[] = {
      offsetof(oscf_engine_stats, message_bytes)},
     {"eagain_retries", "posts the provider refused with -FI_EAGAIN and retried later",
      offsetof(oscf_engine_stats, eagain_retries)},
+    {"local_own_regions", "local buffers (FI_MR_LOCAL) described by osc/fabric's own registered regions",
+     offsetof(oscf_engine_stats, local_own_regions)},
+    {"local_acquired", "local buffers (FI_MR_LOCAL) described through the registration cache",
+     offsetof(oscf_engine_stats, local_acquired)},
+    {"local_registered", "regions registered for the registration cache: its misses (FI_MR_LOCAL)",
+     offsetof(oscf_engine_stats, local_registered)},
     {"progress_thread_wakeups", "progress-thread rounds that found work (osc_fabric_progress_thread)",
      offsetof(oscf_engine_stats, thread_wakeups)},
 };

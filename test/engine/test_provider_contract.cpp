@@ -52,8 +52,8 @@ TEST_CASE("the hints ask for every registration and mode bit the engine honours,
 }
 
 TEST_CASE("FI_MR_LOCAL handed back: every local buffer is to be described", "[contract]") {
-    ProviderContract c =
-        read_contract(*returned("verbs;ofi_rxm", FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0));
+    ProviderContract c = read_contract(
+        *returned("verbs;ofi_rxm", FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0));
     CHECK(c.mr_local);
     CHECK_FALSE(read_contract(*returned("tcp;ofi_rxm", 0, 0)).mr_local);
 }
@@ -108,7 +108,8 @@ TEST_CASE("efa: virtual addresses and provider keys", "[contract]") {
 
 TEST_CASE("a demand the engine does not meet is refused with the demand named", "[contract]") {
     // An mr_mode bit nothing here obeys (FI_MR_RMA_EVENT).
-    ProviderContract c = read_contract(*returned("efa", FI_MR_RMA_EVENT | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, 0));
+    ProviderContract c =
+        read_contract(*returned("efa", FI_MR_RMA_EVENT | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, 0));
     CHECK(c.refusal.find("mr_mode bits 0x") != std::string::npos);
     // A mode bit nothing here obeys (FI_MSG_PREFIX).
     c = read_contract(*returned("psm3", 0, FI_MSG_PREFIX));
