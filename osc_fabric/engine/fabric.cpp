@@ -44,8 +44,8 @@ bool name_matches(const std::string &prov, const std::string &want) {
 int default_rank(const std::string &prov, bool job_is_node_local) {
     if (prov == "shm") return job_is_node_local ? 0 : -1;
     if (prov.rfind("net", 0) == 0) return -1;
-    static const char *const order[] = {"cxi", "efa",  "verbs;ofi_rxm", "psm3",
-                                        "opx", "psm2", "tcp;ofi_rxm",   "sockets"};
+    static const char *const order[] = {"cxi",  "efa",         "verbs;ofi_rxm", "psm3",   "opx",
+                                        "psm2", "tcp;ofi_rxm", "tcp",           "sockets"};
     for (size_t i = 0; i < sizeof order / sizeof *order; ++i)
         if (prov == order[i]) return static_cast<int>(i) + 1;
     return 100;
@@ -104,17 +104,32 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
         log(0, "%s", why);
         return OSCF_ERR_NO_PROVIDER;
     }
-    info_ptr hints = contract_hints(!cfg.no_mr_local);
-    if (!hints) return OSCF_ERR_NO_MEM;
-    fi_info *raw = nullptr;
-    int rc = fi_getinfo(kFabricVersion, nullptr, nullptr, 0, hints.get(), &raw);
-    info_ptr all(raw);
-    if (rc == -FI_ENODATA) {
-        log(1, "no libfabric provider offers FI_EP_RDM with FI_RMA|FI_ATOMIC%s",
+    // Providers with FI_ATOMIC first; then those without it (libfabric 2's native tcp,
+    // efa-direct), where every atomic becomes an active message, unless the same
+    // provider already came with atomics.
+    info_ptr with_atomics, without_atomics;
+    for (bool atomics : {true, false}) {
+        info_ptr hints = contract_hints(!cfg.no_mr_local, atomics);
+        if (!hints) return OSCF_ERR_NO_MEM;
+        fi_info *raw = nullptr;
+        int rc = fi_getinfo(kFabricVersion, nullptr, nullptr, 0, hints.get(), &raw);
+        (atomics ? with_atomics : without_atomics).reset(raw);
+        if (rc && rc != -FI_ENODATA) return fabric_error("fi_getinfo", rc);
+    }
+    std::vector<fi_info *> offered;
+    for (fi_info *i = with_atomics.get(); i; i = i->next) offered.push_back(i);
+    for (fi_info *i = without_atomics.get(); i; i = i->next) {
+        const std::string name = i->fabric_attr->prov_name;
+        if (std::none_of(offered.begin(), offered.end(),
+                         [&](const fi_info *o) { return name == o->fabric_attr->prov_name; }))
+            offered.push_back(i);
+    }
+    if (offered.empty()) {
+        log(1, "no libfabric provider offers FI_EP_RDM with FI_RMA and FI_MSG%s",
             std::getenv("FI_PROVIDER") ? " (FI_PROVIDER is set)" : "");
         return OSCF_ERR_NO_PROVIDER;
     }
-    if (rc) return fabric_error("fi_getinfo", rc);
+    int rc = 0;
 
     // An explicit list (our MCA parameter, else FI_PROVIDER which fi_getinfo already
     // applied) is honoured as given, in the user's order; otherwise we rank.
@@ -122,7 +137,7 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
     bool explicit_choice = !include.empty() || std::getenv("FI_PROVIDER");
     std::vector<std::pair<int, fi_info *>> candidates;
     std::string refused;  // a provider whose contract we do not meet, and why
-    for (fi_info *i = all.get(); i; i = i->next) {
+    for (fi_info *i : offered) {
         std::string name = i->fabric_attr->prov_name;
         int rank;
         if (!include.empty()) {

@@ -90,8 +90,11 @@ bool rma_in_software(const std::string &prov) {
 // asks: verbs, and rxm over it, which hands RMA to verbs, whose completion is the transmit's (Open
 // MPI 5's btl/ofi refuses that provider for it). There a read behind the writes proves
 // them delivered (delivery_proof.h).
-bool writes_complete_at_transmit(const std::string &prov) {
-    return core_of(prov) == "verbs";  // the core provider is what completes them
+// efa-direct (libfabric 2.2 and later, fabric name "efa-direct") posts RMA straight to
+// the device, whose completions are transmit completions only (EFA_TX_OP_FLAGS), and
+// promises no ordering: nothing there can prove a write delivered, so it is refused.
+bool writes_complete_at_transmit(const std::string &prov, const std::string &fabric) {
+    return core_of(prov) == "verbs" || fabric == "efa-direct";  // the core is what completes them
 }
 
 std::string hex_refusal(const char *what, uint64_t bits) {
@@ -103,12 +106,12 @@ std::string hex_refusal(const char *what, uint64_t bits) {
 
 }  // namespace
 
-info_ptr contract_hints(bool mr_local) {
+info_ptr contract_hints(bool mr_local, bool atomics) {
     info_ptr hints(fi_allocinfo());
     if (!hints) return hints;
     // FI_MSG carries the active messages that emulate atomics the provider lacks.
-    hints->caps = FI_RMA | FI_ATOMIC | FI_MSG | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
-                  FI_SEND | FI_RECV;
+    hints->caps = FI_RMA | FI_MSG | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SEND | FI_RECV;
+    if (atomics) hints->caps |= FI_ATOMIC;
     hints->ep_attr->type = FI_EP_RDM;
     hints->domain_attr->mr_mode = static_cast<int>(mr_local ? kMrModeAsked : kMrModeAsked & ~FI_MR_LOCAL);
     hints->domain_attr->threading = FI_THREAD_DOMAIN;  // the engine lock serializes calls
@@ -145,9 +148,12 @@ ProviderContract read_contract(const fi_info &info) {
     // FI_ORDER_RAW is the older bit for every kind of operation; tcp;ofi_rxm sets only the
     // RMA one.
     c.read_after_write = (tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW)) != 0;
-    c.writes_delivered = !writes_complete_at_transmit(c.provider);
+    const std::string fabric = info.fabric_attr && info.fabric_attr->name ? info.fabric_attr->name : "";
+    c.writes_delivered = !writes_complete_at_transmit(c.provider, fabric);
 
-    c.atomics_trusted = atomics_trusted(c.provider);
+    // Without FI_ATOMIC (native tcp RDM, efa-direct) every atomic, lock words included,
+    // is an active message, exactly as where the provider's atomics are not trusted.
+    c.atomics_trusted = atomics_trusted(c.provider) && (info.caps & FI_ATOMIC);
     c.atomics_in_software = atomics_in_software(c.provider);
     c.rma_in_software = rma_in_software(c.provider);
     // libfabric 1.17's shm serves every fi_read with CMA: perf shows the syscall and its

@@ -78,8 +78,10 @@ struct ProviderContract {
 
 // What Fabric::open asks fi_getinfo for: the capabilities we use and every memory
 // registration and mode bit ProviderContract's users honour; FI_MR_LOCAL only with
-// mr_local (a provider that can do without it, such as rxm, then registers itself).
-info_ptr contract_hints(bool mr_local = true);
+// mr_local (a provider that can do without it, such as rxm, then registers itself);
+// FI_ATOMIC only with atomics (Fabric::open asks both ways: providers without atomics,
+// such as libfabric 2's native tcp, serve with every atomic as an active message).
+info_ptr contract_hints(bool mr_local = true, bool atomics = true);
 
 // Reads a provider's fi_info (one returned for contract_hints()) into its contract.
 ProviderContract read_contract(const fi_info &info);
