@@ -21,8 +21,9 @@
 // may take that road without calling in). Messages: am.cpp, each origin's order in
 // message_stream.h. Below every window: fabric.h (the endpoint and every libfabric data
 // call, each with its own context, op_context.h; writes proved delivered where they
-// complete at transmit, delivery_proof.h) and provider_contract.h (what the provider
-// demands and offers). The headers named here hold rules with no fabric in them, each
+// complete at transmit, delivery_proof.h; descriptors of local buffers under
+// FI_MR_LOCAL, local_memory.h) and provider_contract.h (what the provider demands and
+// offers). The headers named here hold rules with no fabric in them, each
 // with its own tests in test/engine.
 #pragma once
 

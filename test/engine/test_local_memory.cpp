@@ -94,8 +94,7 @@ TEST_CASE("without FI_MR_LOCAL nothing is described and the registrar is never a
     CHECK(refs.count == 0);
 }
 
-TEST_CASE("a registration that fails fails the post with its status; an empty buffer needs none",
-          "[local]") {
+TEST_CASE("a registration that fails fails the post with its status; an empty buffer needs none", "[local]") {
     CountingRegistrar reg;
     LocalMemory local(true, reg.table());
     char buf[64];
@@ -132,35 +131,35 @@ TEST_CASE("under FI_MR_LOCAL, user buffers of puts, gets and atomics are registe
     uint64_t regions_at_start = 0, bytes = 0;
     REQUIRE(oscf_engine_registration_stats(&regions_at_start, &bytes) == OSCF_OK);
     {
-    size_t sizes[2] = {4096, 4096};
-    TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes, 8);
-    std::memset(t.mem(1), 0, sizes[1]);
-    oscf_engine_stats before{}, after{};
-    REQUIRE(oscf_engine_get_stats(t.eng[0], &before) == OSCF_OK);
+        size_t sizes[2] = {4096, 4096};
+        TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes, 8);
+        std::memset(t.mem(1), 0, sizes[1]);
+        oscf_engine_stats before{}, after{};
+        REQUIRE(oscf_engine_get_stats(t.eng[0], &before) == OSCF_OK);
 
-    std::vector<uint64_t> src(64, 7), dst(64, 0);
-    uint64_t one = 1, old = 0;
-    REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
-    REQUIRE(oscf_win_put(t.win[0], 1, src.data(), src.size() * 8, 0, 0, nullptr) == OSCF_OK);
-    REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
-    REQUIRE(oscf_win_get(t.win[0], 1, dst.data(), dst.size() * 8, 0, 0, nullptr) == OSCF_OK);
-    REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, &old, 1, OSCF_TYPE_UINT64, OSCF_OP_SUM, 128, 0, nullptr) ==
-            OSCF_OK);
-    REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
-    CHECK(dst == src);
-    CHECK(old == 0);
+        std::vector<uint64_t> src(64, 7), dst(64, 0);
+        uint64_t one = 1, old = 0;
+        REQUIRE(oscf_win_lock(t.win[0], 1, 1, 0) == OSCF_OK);
+        REQUIRE(oscf_win_put(t.win[0], 1, src.data(), src.size() * 8, 0, 0, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_flush(t.win[0], 1) == OSCF_OK);
+        REQUIRE(oscf_win_get(t.win[0], 1, dst.data(), dst.size() * 8, 0, 0, nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_accumulate(t.win[0], 1, &one, &old, 1, OSCF_TYPE_UINT64, OSCF_OP_SUM, 128, 0,
+                                    nullptr) == OSCF_OK);
+        REQUIRE(oscf_win_unlock(t.win[0], 1) == OSCF_OK);
+        CHECK(dst == src);
+        CHECK(old == 0);
 
-    REQUIRE(oscf_engine_get_stats(t.eng[0], &after) == OSCF_OK);
-    if (oscf_engine_local_descriptors(t.eng[0])) {
-        // The engine's own registrar: one registration per buffer.
-        CHECK(after.local_acquired > before.local_acquired);
-        CHECK(after.local_registered - before.local_registered ==
-              after.local_acquired - before.local_acquired);
-    } else {
-        WARN("provider " << prov << " does not return FI_MR_LOCAL: nothing to describe [no-mr-local]");
-        CHECK(after.local_acquired == before.local_acquired);
-        CHECK(after.local_own_regions == before.local_own_regions);
-    }
+        REQUIRE(oscf_engine_get_stats(t.eng[0], &after) == OSCF_OK);
+        if (oscf_engine_local_descriptors(t.eng[0])) {
+            // The engine's own registrar: one registration per buffer.
+            CHECK(after.local_acquired > before.local_acquired);
+            CHECK(after.local_registered - before.local_registered ==
+                  after.local_acquired - before.local_acquired);
+        } else {
+            WARN("provider " << prov << " does not return FI_MR_LOCAL: nothing to describe [no-mr-local]");
+            CHECK(after.local_acquired == before.local_acquired);
+            CHECK(after.local_own_regions == before.local_own_regions);
+        }
     }
     // Closed with their operations, or with the engines: receives still posted at the end
     // held some, which go back before the domain closes (~Fabric).

@@ -118,6 +118,14 @@ TEST_CASE("a demand the engine does not meet is refused with the demand named", 
     // nothing could prove them delivered.
     c = read_contract(*returned("verbs;ofi_rxm", FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0));
     CHECK(c.refusal.find("transmit") != std::string::npos);
+    // efa-direct: FI_MR_LOCAL and FI_CONTEXT2 are met, but its RMA completes at transmit
+    // with no ordering, so no flush could be proved.
+    info_ptr direct =
+        returned("efa", FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, FI_CONTEXT2);
+    direct->fabric_attr->name = strdup("efa-direct");
+    c = read_contract(*direct);
+    CHECK(c.mr_local);
+    CHECK(c.refusal.find("transmit") != std::string::npos);
     // What every provider on this machine hands back is served.
     CHECK(read_contract(*returned("tcp;ofi_rxm", 0, 0)).refusal.empty());
     CHECK(read_contract(*returned("shm", FI_MR_VIRT_ADDR, 0)).refusal.empty());
