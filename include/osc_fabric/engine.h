@@ -94,6 +94,17 @@ typedef struct oscf_engine_config {
     int no_mr_local;
 } oscf_engine_config;
 
+/* A job's first window pays for libfabric's own start: loading it runs the constructors
+ * of the provider libraries it links, and its first fi_getinfo initialises every
+ * provider built into it, whatever FI_PROVIDER says (perf/README.md, osc_startup, has
+ * what each costs). oscf_engine_warm_up does both, so a thread can do it while MPI_Init
+ * goes on; it is thread-safe and returns OSCF_OK or why libfabric cannot serve.
+ * oscf_engine_set_environment first sets the environment defaults the engine gives
+ * libfabric's providers (they read them at that initialisation), from the thread that
+ * may change the environment; oscf_engine_open sets them too. */
+void oscf_engine_set_environment(void);
+int oscf_engine_warm_up(void);
+
 int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out);
 int oscf_engine_close(oscf_engine *eng);
 /* Provider name, e.g. "shm" or "tcp;ofi_rxm"; valid while the engine is open. */

@@ -122,6 +122,14 @@ void add_stats(oscf_win_stats &total, const oscf_win_stats &more) {
 
 extern "C" {
 
+void oscf_engine_set_environment(void) {
+    Fabric::set_environment();
+}
+
+int oscf_engine_warm_up(void) {
+    return guard(__func__, [] { return Fabric::warm_up(); });
+}
+
 int oscf_engine_open(const oscf_engine_config *cfg, oscf_engine **out) {
     if (!cfg || !out) return OSCF_ERR_ARG;
     return guard(__func__, [&]() -> int {

@@ -93,13 +93,29 @@ oscf_local_registrar per_operation_registrar(Fabric *fab) {
 
 }  // namespace
 
-int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
+void Fabric::set_environment() {
     // The sockets provider's progress thread spins this many ms before it sleeps; with
     // our own waits spinning too, a node with few cores per process then sees each round
     // trip take a scheduler slice (perf/README.md has the figures). Unless the user set
     // it, it does not spin. Read when the provider first loads: a process whose libfabric
     // was already in use keeps what it had.
     setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
+}
+
+// Logs nothing: it runs on a thread of its own, and Fabric::open meets and reports the
+// same failures on the caller's.
+int Fabric::warm_up() {
+    if (libfabric_load_error()) return OSCF_ERR_NO_PROVIDER;
+    info_ptr hints = contract_hints();
+    if (!hints) return OSCF_ERR_NO_MEM;
+    fi_info *raw = nullptr;
+    const int rc = fi_getinfo(kFabricVersion, nullptr, nullptr, 0, hints.get(), &raw);
+    info_ptr offered(raw);
+    return rc == 0 || rc == -FI_ENODATA ? OSCF_OK : OSCF_ERR_FABRIC;
+}
+
+int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
+    set_environment();
     if (const char *why = libfabric_load_error()) {
         log(0, "%s", why);
         return OSCF_ERR_NO_PROVIDER;
@@ -143,7 +159,9 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
         if (!include.empty()) {
             auto it = std::find_if(include.begin(), include.end(),
                                    [&](const std::string &w) { return name_matches(name, w); });
-            rank = it == include.end() ? -1 : static_cast<int>(it - include.begin());
+            // The provider named exactly before one layered on it: "tcp" is libfabric 2's
+            // native tcp where it exists, and tcp;ofi_rxm where it does not.
+            rank = it == include.end() ? -1 : 2 * static_cast<int>(it - include.begin()) + (name != *it);
         } else if (explicit_choice) {
             rank = 0;
         } else {

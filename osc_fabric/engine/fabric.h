@@ -30,6 +30,11 @@ class Fabric {
 public:
     // Picks a provider (see select_provider in fabric.cpp) and opens it.
     static int open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out);
+    // The environment defaults we give providers; before libfabric initialises them.
+    static void set_environment();
+    // Loads libfabric and lets it initialise its providers, discarding what they offer
+    // (oscf_engine_warm_up). Thread-safe.
+    static int warm_up();
     Fabric() = default;
     Fabric(const Fabric &) = delete;
     Fabric &operator=(const Fabric &) = delete;

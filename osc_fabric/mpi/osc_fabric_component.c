@@ -5,6 +5,7 @@
  */
 #include "osc_fabric.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
 #include "opal/util/output.h"
 
 static int component_register(void);
+static int component_open(void);
+static int component_close(void);
 static int component_init(bool enable_progress_threads, bool enable_mpi_threads);
 static int component_finalize(void);
 static int component_query(struct ompi_win_t *win, void **base, size_t size, int disp_unit,
@@ -36,6 +39,8 @@ ompi_osc_fabric_component_t mca_osc_fabric_component = {
                     .mca_component_name = "fabric",
                     MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
                     .mca_register_component_params = component_register,
+                    .mca_open_component = component_open,
+                    .mca_close_component = component_close,
                 },
             .osc_data =
                 {
@@ -158,6 +163,35 @@ static bool running_version_matches(void)
     return false;
 }
 
+static bool asked_for(void);
+
+/* libfabric's own start (oscf_engine_warm_up) on a thread of its own, begun when MPI_Init
+ * opens the osc framework, before its modex and the selection of the other frameworks,
+ * if the job asked for osc/fabric by name, so that the first window does not wait for it;
+ * joined before the engine opens. A job that did not ask starts nothing. */
+static pthread_t warm_up_thread;
+static bool warm_up_running;
+
+static void *warm_up(void *arg)
+{
+    (void)arg;
+    (void)oscf_engine_warm_up(); /* a failure is met again, and reported, by the open */
+    return NULL;
+}
+
+static void warm_up_start(void)
+{
+    oscf_engine_set_environment();
+    warm_up_running = 0 == pthread_create(&warm_up_thread, NULL, warm_up, NULL);
+}
+
+static void warm_up_join(void)
+{
+    if (!warm_up_running) return;
+    (void)pthread_join(warm_up_thread, NULL);
+    warm_up_running = false;
+}
+
 static int component_init(bool enable_progress_threads, bool enable_mpi_threads)
 {
     (void)enable_progress_threads;
@@ -174,9 +208,22 @@ static int component_init(bool enable_progress_threads, bool enable_mpi_threads)
     return OMPI_SUCCESS;
 }
 
+static int component_open(void)
+{
+    if (asked_for() && running_version_matches()) warm_up_start();
+    return OMPI_SUCCESS;
+}
+
+static int component_close(void)
+{
+    warm_up_join();
+    return OMPI_SUCCESS;
+}
+
 static int component_finalize(void)
 {
     ompi_osc_fabric_component_t *c = &mca_osc_fabric_component;
+    warm_up_join();
     if (c->live_windows > 0) {
         opal_progress_unregister(ompi_osc_fabric_progress);
         c->live_windows = 0;
@@ -243,6 +290,7 @@ static int ensure_engine(void)
         return c->engine_status;
     }
     ompi_osc_fabric_help_note("");
+    warm_up_join();
     c->engine_status = oscf_engine_open(&cfg, &c->engine);
     if (OSCF_OK == c->engine_status) {
         ompi_osc_fabric_registration_init(c->engine);
