@@ -598,4 +598,10 @@ int oscf_engine_registration_stats(uint64_t *count, uint64_t *bytes) {
     return OSCF_OK;
 }
 
+int oscf_engine_local_registration_stats(uint64_t *count, uint64_t *bytes) {
+    if (!count || !bytes) return OSCF_ERR_ARG;
+    registration_stats(count, bytes, RegionKind::local);
+    return OSCF_OK;
+}
+
 }  // extern "C"

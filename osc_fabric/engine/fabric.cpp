@@ -424,14 +424,14 @@ int Fabric::register_memory(void *buf, size_t len, mr_ptr &mr, uint64_t *key) {
 }
 
 int Fabric::register_local(void *buf, size_t len, mr_ptr &mr, void **desc) {
-    int rc = register_region(buf, len, FI_SEND | FI_RECV | FI_READ | FI_WRITE, mr);
+    int rc = register_region(buf, len, FI_SEND | FI_RECV | FI_READ | FI_WRITE, mr, RegionKind::local);
     if (rc) return rc;
     *desc = fi_mr_desc(mr.get());
     local_->note_registered();
     return OSCF_OK;
 }
 
-int Fabric::register_region(void *buf, size_t len, uint64_t access, mr_ptr &mr) {
+int Fabric::register_region(void *buf, size_t len, uint64_t access, mr_ptr &mr, RegionKind kind) {
     uint64_t requested = 0;
     if (!contract_.prov_key && !keys_->take(&requested)) {
         log(0,
@@ -446,7 +446,8 @@ int Fabric::register_region(void *buf, size_t len, uint64_t access, mr_ptr &mr) 
         if (!contract_.prov_key) keys_->give(requested);
         return fabric_error("fi_mr_reg", rc);
     }
-    mr = contract_.prov_key ? adopt_mr(m, len) : adopt_mr(m, len, keys_.get(), requested);
+    mr = contract_.prov_key ? adopt_mr(m, len, nullptr, 0, kind)
+                            : adopt_mr(m, len, keys_.get(), requested, kind);
     // FI_MR_ENDPOINT: the region serves nothing until bound to the endpoint and enabled,
     // and with provider keys its key exists only then. The endpoint outlives it: windows
     // and the staging pool close their regions before the engine closes the fabric.

@@ -115,7 +115,8 @@ private:
     int setup_error(const char *what, int rc) const;
     // fi_mr_reg with the key we choose where the provider does not, bound and enabled
     // where FI_MR_ENDPOINT asks; mr adopts the region.
-    int register_region(void *buf, size_t len, uint64_t access, mr_ptr &mr);
+    int register_region(void *buf, size_t len, uint64_t access, mr_ptr &mr,
+                        RegionKind kind = RegionKind::remote);
     // The descriptors of up to three local buffers of one post (FI_MR_LOCAL); 0 or a
     // libfabric status.
     int describe(OpContext *c, const void *buf, size_t len, void **desc) {

@@ -48,6 +48,11 @@ private:
 // Closes the MR like fid_closer and takes it off the counters; a key we chose goes back
 // to its ClientKeys. A failed fi_close is logged and leaves the registration counted
 // (and its key taken): the provider may still hold it.
+// What a region is for, counted apart: windows' and the engine's own regions, whose
+// number must return to where it was when they are freed, and regions registered for
+// local descriptors (local_memory.h), which a registration cache keeps after use.
+enum class RegionKind : uint8_t { remote, local };
+
 class LocalMemory;
 struct mr_closer {
     size_t bytes = 0;
@@ -55,15 +60,17 @@ struct mr_closer {
     uint64_t key = 0;
     LocalMemory *local = nullptr;  // set where the region's descriptor serves local buffers
     const void *base = nullptr;
+    RegionKind kind = RegionKind::remote;
     void operator()(fid_mr *m) const noexcept;
 };
 using mr_ptr = std::unique_ptr<fid_mr, mr_closer>;
 
 // Takes ownership of a freshly registered MR of `bytes` bytes and counts it; keys is set
 // where `key` came from it.
-mr_ptr adopt_mr(fid_mr *m, size_t bytes, ClientKeys *keys = nullptr, uint64_t key = 0) noexcept;
+mr_ptr adopt_mr(fid_mr *m, size_t bytes, ClientKeys *keys = nullptr, uint64_t key = 0,
+                RegionKind kind = RegionKind::remote) noexcept;
 
-// Live registrations and their bytes in this process.
-void registration_stats(uint64_t *count, uint64_t *bytes) noexcept;
+// Live registrations of one kind and their bytes in this process.
+void registration_stats(uint64_t *count, uint64_t *bytes, RegionKind kind = RegionKind::remote) noexcept;
 
 }  // namespace oscf

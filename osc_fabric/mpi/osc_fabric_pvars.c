@@ -10,6 +10,7 @@
 #include "osc_fabric.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "opal/mca/base/mca_base_pvar.h"
 
@@ -87,13 +88,19 @@ static int counter_value(const mca_base_pvar_t *pvar, void *value, void *obj)
 }
 
 /* Live memory registrations of the whole process: flat across window create/free when
- * nothing leaks (test/mpi/soak.c checks that). */
+ * nothing leaks (test/mpi/soak.c checks that). The local ones (FI_MR_LOCAL), which the
+ * registration cache keeps, apart. ctx: bit 0 bytes, bit 1 local. */
 static int registered_value(const mca_base_pvar_t *pvar, void *value, void *obj)
 {
     (void)obj;
+    const uintptr_t what = (uintptr_t)pvar->ctx;
     uint64_t count = 0, bytes = 0;
-    (void)oscf_engine_registration_stats(&count, &bytes);
-    *(unsigned long long *)value = NULL != pvar->ctx ? bytes : count;
+    if (what & 2) {
+        (void)oscf_engine_local_registration_stats(&count, &bytes);
+    } else {
+        (void)oscf_engine_registration_stats(&count, &bytes);
+    }
+    *(unsigned long long *)value = (what & 1) ? bytes : count;
     return OPAL_SUCCESS;
 }
 
@@ -115,5 +122,15 @@ void ompi_osc_fabric_register_pvars(const mca_base_component_t *v)
     (void)mca_base_component_pvar_register(
         v, "registered_bytes", "Bytes osc/fabric currently has registered with libfabric (all windows)",
         OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-        MCA_BASE_VAR_BIND_NO_OBJECT, flags, registered_value, NULL, NULL, (void *)"bytes");
+        MCA_BASE_VAR_BIND_NO_OBJECT, flags, registered_value, NULL, NULL, (void *)1);
+    (void)mca_base_component_pvar_register(
+        v, "local_regions",
+        "Memory regions registered for local descriptors (FI_MR_LOCAL), most kept by the registration "
+        "cache",
+        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+        MCA_BASE_VAR_BIND_NO_OBJECT, flags, registered_value, NULL, NULL, (void *)2);
+    (void)mca_base_component_pvar_register(
+        v, "local_bytes", "Bytes of the memory regions registered for local descriptors (FI_MR_LOCAL)",
+        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+        MCA_BASE_VAR_BIND_NO_OBJECT, flags, registered_value, NULL, NULL, (void *)3);
 }

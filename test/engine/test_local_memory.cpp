@@ -128,8 +128,9 @@ TEST_CASE("an installed registrar serves until it is taken away again", "[local]
 TEST_CASE("under FI_MR_LOCAL, user buffers of puts, gets and atomics are registered for their operation",
           "[local]") {
     std::string prov = test_provider();
-    uint64_t regions_at_start = 0, bytes = 0;
+    uint64_t regions_at_start = 0, bytes = 0, local_at_start = 0;
     REQUIRE(oscf_engine_registration_stats(&regions_at_start, &bytes) == OSCF_OK);
+    REQUIRE(oscf_engine_local_registration_stats(&local_at_start, &bytes) == OSCF_OK);
     {
         size_t sizes[2] = {4096, 4096};
         TwoRanks t(prov, OSCF_FLAVOR_ALLOCATE, sizes, 8);
@@ -163,7 +164,9 @@ TEST_CASE("under FI_MR_LOCAL, user buffers of puts, gets and atomics are registe
     }
     // Closed with their operations, or with the engines: receives still posted at the end
     // held some, which go back before the domain closes (~Fabric).
-    uint64_t regions_at_end = 0;
+    uint64_t regions_at_end = 0, local_at_end = 0;
     REQUIRE(oscf_engine_registration_stats(&regions_at_end, &bytes) == OSCF_OK);
+    REQUIRE(oscf_engine_local_registration_stats(&local_at_end, &bytes) == OSCF_OK);
     CHECK(regions_at_end == regions_at_start);
+    CHECK(local_at_end == local_at_start);
 }

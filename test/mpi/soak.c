@@ -23,6 +23,8 @@
  * before anything, after the warm-up, at every quarter of every flavor, and every
  * second of the random RMA; rank 0 prints its own as a table (with windows per second,
  * or its operations per second in random RMA) and the largest growth seen on any rank.
+ * Regions registered for local descriptors (FI_MR_LOCAL: osc_fabric_local_bytes), which
+ * the registration cache keeps after use, are counted apart and may grow by at most -r.
  * Failures: registrations differing from the baseline at any sample, any sample with
  * more descriptors than the baseline, resident memory at the end more than -r above
  * the baseline. Under osc/fabric (OMPI_MCA_osc names it, as contrib/mpirun-fabric
@@ -84,13 +86,20 @@ typedef struct {
     long rss_kib;
     long fds;
     unsigned long long regions, bytes;
+    unsigned long long local_bytes; /* regions for local descriptors (FI_MR_LOCAL) */
 } sample;
 
 static struct {
     bool tool, session_ok, ok; /* MPI_T initialized, session created, both found */
+    bool local_ok;             /* osc_fabric_local_bytes found too */
     MPI_T_pvar_session session;
-    MPI_T_pvar_handle regions, bytes;
+    MPI_T_pvar_handle regions, bytes, local_bytes;
 } pv;
+
+/* Where the provider demands FI_MR_LOCAL, the registration cache keeps regions of user
+ * memory after use; they may grow only with memory the process has: by at most the
+ * resident-memory allowance (-r). */
+static long long local_bound_bytes;
 
 static long rss_kib(void)
 {
@@ -145,6 +154,7 @@ static void pvars_init(void)
     pv.session_ok = pv.tool && MPI_T_pvar_session_create(&pv.session) == MPI_SUCCESS;
     pv.ok = pv.session_ok && pvar_open("osc_fabric_registered_regions", &pv.regions) &&
             pvar_open("osc_fabric_registered_bytes", &pv.bytes);
+    pv.local_ok = pv.ok && pvar_open("osc_fabric_local_bytes", &pv.local_bytes);
 }
 
 static void pvars_fini(void)
@@ -153,31 +163,34 @@ static void pvars_fini(void)
         MPI_T_pvar_handle_free(pv.session, &pv.regions);
         MPI_T_pvar_handle_free(pv.session, &pv.bytes);
     }
+    if (pv.local_ok) MPI_T_pvar_handle_free(pv.session, &pv.local_bytes);
     if (pv.session_ok) MPI_T_pvar_session_free(&pv.session);
     if (pv.tool) MPI_T_finalize();
 }
 
 static sample take_sample(void)
 {
-    sample s = {rss_kib(), open_fds(), 0, 0};
+    sample s = {rss_kib(), open_fds(), 0, 0, 0};
     if (pv.ok) {
         MUST(MPI_T_pvar_read(pv.session, pv.regions, &s.regions));
         MUST(MPI_T_pvar_read(pv.session, pv.bytes, &s.bytes));
     }
+    if (pv.local_ok) MUST(MPI_T_pvar_read(pv.session, pv.local_bytes, &s.local_bytes));
     return s;
 }
 
 static void print_header(void)
 {
     if (rank != 0) return;
-    printf("%-26s %10s %10s %6s %9s %12s\n", "soak: rank 0 at", "per s", "RSS KiB", "fds", "regions",
-           "reg bytes");
+    printf("%-26s %10s %10s %6s %9s %12s %12s\n", "soak: rank 0 at", "per s", "RSS KiB", "fds", "regions",
+           "reg bytes", "local bytes");
 }
 
 static void print_row(const char *label, double x, const sample *s)
 {
     if (rank != 0) return;
-    printf("%-26s %10.0f %10ld %6ld %9llu %12llu\n", label, x, s->rss_kib, s->fds, s->regions, s->bytes);
+    printf("%-26s %10.0f %10ld %6ld %9llu %12llu %12llu\n", label, x, s->rss_kib, s->fds, s->regions,
+           s->bytes, s->local_bytes);
     fflush(stdout);
 }
 
@@ -188,6 +201,9 @@ static void check_flat(const char *label, const sample *base, const sample *s)
     CHECK(s->regions == base->regions && s->bytes == base->bytes,
           "%s: %llu registrations of %llu bytes, %llu of %llu after warm-up", label, s->regions, s->bytes,
           base->regions, base->bytes);
+    CHECK((long long)s->local_bytes - (long long)base->local_bytes <= local_bound_bytes,
+          "%s: %llu bytes registered for local descriptors, %llu after warm-up (allowed growth: %lld)", label,
+          s->local_bytes, base->local_bytes, local_bound_bytes);
 }
 
 static void check_rss(const char *label, const sample *base, const sample *end, long bound_kib)
@@ -580,7 +596,7 @@ static sample random_rma(double seconds, long seed, long rss_bound_kib)
 
     const double t0 = MPI_Wtime();
     double next = t0 + 1;
-    sample base = {0, 0, 0, 0}, s = base;
+    sample base = {0, 0, 0, 0, 0}, s = base;
     long ops_done = 0, epochs = 0;
     int sampled = 0;
     char label[64];
@@ -668,6 +684,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const long rss_bound_kib = rss_mib * 1024;
+    local_bound_bytes = (long long)rss_mib << 20;
 
     /* MPI_T first: its session and handles are allocated before the baseline. */
     pvars_init();
