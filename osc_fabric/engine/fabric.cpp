@@ -10,6 +10,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "fi_datatype_size.h"
 #include "libfabric_loader.h"
 
 namespace oscf {
@@ -51,25 +52,11 @@ int default_rank(const std::string &prov, bool job_is_node_local) {
     return 100;
 }
 
-// Bytes of one element of dt, for the length a buffer of count elements spans.
+// A buffer of count elements of dt; a type newer than our headers is taken as the widest
+// known, so its descriptor covers at least the buffer.
 size_t datatype_bytes(fi_datatype dt) {
-    switch (dt) {
-    case FI_INT8:
-    case FI_UINT8: return 1;
-    case FI_INT16:
-    case FI_UINT16: return 2;
-    case FI_INT32:
-    case FI_UINT32:
-    case FI_FLOAT: return 4;
-    case FI_INT64:
-    case FI_UINT64:
-    case FI_DOUBLE:
-    case FI_FLOAT_COMPLEX: return 8;
-    case FI_DOUBLE_COMPLEX: return 16;
-    case FI_LONG_DOUBLE: return sizeof(long double);
-    case FI_LONG_DOUBLE_COMPLEX: return 2 * sizeof(long double);
-    default: return 16;  // types newer than these headers: at most 128 bits
-    }
+    const size_t n = fi_datatype_size(dt);
+    return n ? n : 2 * sizeof(long double);
 }
 
 // The registrar used under FI_MR_LOCAL until the MPI layer installs its cache: each
@@ -159,9 +146,11 @@ int Fabric::open(const oscf_engine_config &cfg, std::unique_ptr<Fabric> &out) {
         if (!include.empty()) {
             auto it = std::find_if(include.begin(), include.end(),
                                    [&](const std::string &w) { return name_matches(name, w); });
-            // The provider named exactly before one layered on it: "tcp" is libfabric 2's
-            // native tcp where it exists, and tcp;ofi_rxm where it does not.
-            rank = it == include.end() ? -1 : 2 * static_cast<int>(it - include.begin()) + (name != *it);
+            // In the user's order; the providers one name covers ("tcp": libfabric 2's
+            // native tcp and tcp;ofi_rxm) in ours. FI_PROVIDER=^ofi_rxm leaves native tcp.
+            rank = it == include.end() ? -1
+                                       : 1000 * static_cast<int>(it - include.begin()) +
+                                             std::max(0, default_rank(name, true));
         } else if (explicit_choice) {
             rank = 0;
         } else {

@@ -1,26 +1,12 @@
 // Atomic operations: the profile's (op, datatype) table first, then limits, descs, keys, fence.
 #include "strict.h"
 
+#include "../../osc_fabric/engine/fi_datatype_size.h"
+
 namespace strict {
 
 static size_t dt_size(fi_datatype dt) {
-    switch (dt) {
-    case FI_INT8:
-    case FI_UINT8: return 1;
-    case FI_INT16:
-    case FI_UINT16: return 2;
-    case FI_INT32:
-    case FI_UINT32:
-    case FI_FLOAT: return 4;
-    case FI_INT64:
-    case FI_UINT64:
-    case FI_DOUBLE:
-    case FI_FLOAT_COMPLEX: return 8;
-    case FI_DOUBLE_COMPLEX: return 16;
-    case FI_LONG_DOUBLE: return sizeof(long double);
-    case FI_LONG_DOUBLE_COMPLEX: return 2 * sizeof(long double);
-    default: return 0;
-    }
+    return oscf::fi_datatype_size(dt);
 }
 
 static const char *kind_name(atomic_kind k) {
