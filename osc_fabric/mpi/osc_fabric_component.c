@@ -163,12 +163,10 @@ static bool running_version_matches(void)
     return false;
 }
 
-static bool asked_for(void);
-
 /* libfabric's own start (oscf_engine_warm_up) on a thread of its own, begun when MPI_Init
  * opens the osc framework, before its modex and the selection of the other frameworks,
- * if the job asked for osc/fabric by name, so that the first window does not wait for it;
- * joined before the engine opens. A job that did not ask starts nothing. */
+ * if the job names osc/fabric, so that the first window does not wait for it; joined
+ * before the engine opens. A job that did not name it starts nothing. */
 static pthread_t warm_up_thread;
 static bool warm_up_running;
 
@@ -208,9 +206,12 @@ static int component_init(bool enable_progress_threads, bool enable_mpi_threads)
     return OMPI_SUCCESS;
 }
 
+/* Only when named (--mca osc fabric): a priority may come from a site-wide parameter
+ * file, and the jobs it covers that never create a window should not load libfabric. */
 static int component_open(void)
 {
-    if (asked_for() && running_version_matches()) warm_up_start();
+    const char *list;
+    if (ompi_osc_fabric_named(&list) && running_version_matches()) warm_up_start();
     return OMPI_SUCCESS;
 }
 
