@@ -370,9 +370,8 @@ TEST_CASE("MPI_Win_complete of packed puts and accumulates leaves them to the ta
     const size_t kSize = 2 << 20, kAccAt = 1 << 20, kGetAt = kAccAt + 65536;
     size_t sizes[2] = {kSize, kSize};
     const bool threads[2] = {true, false};
-    // rxm named in full: libfabric 2's native tcp (the engine suite's native-tcp run) writes
-    // small puts with fi_write, which complete only once the idle target's progress
-    // delivers them.
+    // rxm named in full: libfabric 2's native tcp, which "tcp" names there, writes small
+    // puts with fi_write, which complete only once the idle target's progress delivers them.
     TwoRanks t("tcp;ofi_rxm", OSCF_FLAVOR_ALLOCATE, sizes, 1, OSCF_ACC_AM, OSCF_ORDER_DEFAULT, threads);
     const std::vector<oscf_run> put_runs{{0, 12, 8, 80000}};  // rendezvous chunks
     const std::vector<oscf_run> acc_runs{{kAccAt, 8, 4, 1000}};
